@@ -1,0 +1,119 @@
+"""What goes into and comes out of an agent run (plain data; no LSP types)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cortex_lsp.ports import EditOutcome
+
+Orchestration = Literal["single", "lats", "supervisor"]
+StopReason = Literal["answered", "step_budget", "time_budget", "cancelled", "refused", "model_unavailable", "error"]
+PlanKind = Literal["direct", "tools", "refusal"]
+Mode = Literal["ask", "explain"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Editor text the request points at. It is data, never the user's request."""
+
+    uri: str
+    text: str
+    path: Path | None = None
+    language: str = ""
+    start_line: int = 0
+    end_line: int = 0
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    message: str
+    session_id: str
+    run_id: str = ""
+    selection: Selection | None = None
+    diagnostic: str | None = None
+    orchestration: Orchestration = "single"
+    mode: Mode = "ask"
+
+
+@dataclass
+class Plan:
+    kind: PlanKind = "direct"
+    steps: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "steps": list(self.steps)}
+
+
+@dataclass
+class ToolCallRecord:
+    tool: str
+    arguments: dict[str, Any]
+    success: bool
+    output: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "arguments": self.arguments, "success": self.success, "output": self.output}
+
+
+@dataclass
+class RunRecord:
+    """Filled in as a run goes, so a cancelled or failed run still yields an honest result."""
+
+    session_id: str
+    started: float = field(default_factory=time.monotonic)
+    plan: Plan = field(default_factory=Plan)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    edits: list[EditOutcome] = field(default_factory=list)
+    answer_parts: list[str] = field(default_factory=list)
+    backend: str = ""
+    model: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.answer_parts)
+
+    def result(self, stop_reason: StopReason, answer: str | None = None) -> AgentResult:
+        return AgentResult(
+            session_id=self.session_id,
+            answer=self.answer if answer is None else answer,
+            plan=self.plan,
+            tool_calls=list(self.tool_calls),
+            edits=list(self.edits),
+            stop_reason=stop_reason,
+            elapsed_ms=round((time.monotonic() - self.started) * 1000, 1),
+            backend=self.backend,
+            model=self.model,
+            notes=list(self.notes),
+        )
+
+
+@dataclass
+class AgentResult:
+    session_id: str
+    answer: str
+    plan: Plan
+    tool_calls: list[ToolCallRecord]
+    edits: list[EditOutcome]
+    stop_reason: StopReason
+    elapsed_ms: float
+    backend: str = ""
+    model: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "answer": self.answer,
+            "plan": self.plan.as_dict(),
+            "tool_calls": [c.as_dict() for c in self.tool_calls],
+            "edits": [{"uri": e.uri, "kind": e.kind, "applied": e.applied, "reason": e.reason} for e in self.edits],
+            "stop_reason": self.stop_reason,
+            "elapsed_ms": self.elapsed_ms,
+            "backend": self.backend,
+            "model": self.model,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,73 @@
+"""The seams between the agent and whoever hosts it (the LSP server, the tests).
+
+The agent knows nothing of LSP. It is given a :class:`Workspace` (the allowed roots and a reader that
+sees unsaved editor buffers) and an :class:`EditSink` (how a write is proposed), and it yields
+:class:`AgentEvent` s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+EventType = Literal["plan", "step_start", "tool_call", "tool_result", "token", "edit", "done", "error"]
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    type: EventType
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Workspace(Protocol):
+    """The allowed roots, and a reader that prefers the editor's (possibly unsaved) text."""
+
+    @property
+    def roots(self) -> list[Path]: ...
+
+    def read_text(self, path: Path) -> str | None:
+        """The editor's text for an open document, else ``None`` (the caller reads the disk)."""
+        ...
+
+
+@dataclass
+class StaticWorkspace:
+    """A workspace with fixed roots and optional in-memory overlays (the CLI and tests use it)."""
+
+    root_paths: list[Path]
+    overlays: dict[Path, str] = field(default_factory=dict)
+
+    @property
+    def roots(self) -> list[Path]:
+        return self.root_paths
+
+    def read_text(self, path: Path) -> str | None:
+        return self.overlays.get(path)
+
+
+EditKind = Literal["create", "replace"]
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """A write the agent wants: ``path`` already resolved inside a root by the path guards."""
+
+    path: Path
+    text: str
+    overwrite: bool = False
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    uri: str
+    kind: EditKind
+    applied: bool
+    reason: str = ""
+
+
+class EditSink(Protocol):
+    """The one way anything is written: the host shows, applies (or declines) the edit."""
+
+    async def propose(self, request: EditRequest) -> EditOutcome: ...

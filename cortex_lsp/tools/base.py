@@ -1,0 +1,71 @@
+"""Tool base types: a tool is a JSON schema plus an async ``execute``.
+
+Tools know nothing of LSP or of the model. They receive a :class:`ToolContext` (the workspace, the
+edit sink, settings, and the user's own words for provenance checks) and return a :class:`ToolResult`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cortex_lsp.config import Settings
+from cortex_lsp.models.base import ToolSpec
+from cortex_lsp.ports import EditOutcome, EditSink, Workspace
+
+
+@dataclass
+class ToolContext:
+    """What a tool may see of the run. ``user_words`` is the user's own request (provenance-filtered);
+    ``user_turns`` are every user message of the conversation (for the URL rule)."""
+
+    workspace: Workspace
+    settings: Settings
+    edits: EditSink | None = None
+    user_words: str = ""
+    user_turns: list[str] = field(default_factory=list)
+    run_id: str = ""
+
+
+@dataclass
+class ToolResult:
+    tool_name: str
+    success: bool
+    output: str = ""
+    error: str = ""
+    elapsed_ms: float = 0.0
+    edits: list[EditOutcome] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def text_for_model(self, limit: int = 6000) -> str:
+        """The result as the model sees it: labelled, capped, and marked as data."""
+        body = self.output if self.success else f"ERROR: {self.error}"
+        if len(body) > limit:
+            body = body[:limit] + f"\n[... cut: {len(body) - limit} more characters not shown]"
+        return f"[{self.tool_name} result]\n{body}"
+
+
+class BaseTool(ABC):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    #: seconds; ``None`` means the ``tool_timeout_seconds`` setting
+    timeout: float | None = None
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def repair_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Fix common small-model slips before validation (override per tool)."""
+        return dict(arguments)
+
+    @abstractmethod
+    async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
+
+    def ok(self, output: str, **extra: Any) -> ToolResult:
+        return ToolResult(tool_name=self.name, success=True, output=output, **extra)
+
+    def fail(self, error: str, **extra: Any) -> ToolResult:
+        return ToolResult(tool_name=self.name, success=False, error=error, **extra)
