@@ -98,6 +98,7 @@ class Settings(BaseModel):
     code_sandbox: Literal["restricted", "container"] = "restricted"
     sandbox_isolation: Literal["auto", "bwrap", "none"] = "auto"
     web_fetch_enabled: bool = True
+    confirm_edits: bool = False
     debug: bool = False
 
     # Logging

@@ -43,6 +43,11 @@ class ToolPattern:
     steps: int
     score: float
 
+    def hint(self) -> str:
+        """The planner hint: tool names and a step count only (nothing from the earlier task)."""
+        steps = f"{self.steps} step" + ("" if self.steps == 1 else "s")
+        return f"A similar task used these tools in order: {', '.join(self.tools)} (took {steps})."
+
 
 class Memory(Protocol):
     async def new_session(self, root: str = "") -> str: ...
@@ -50,17 +55,25 @@ class Memory(Protocol):
     async def history(self, session_id: str, turns: int) -> list[Message]: ...
 
     async def store_turn(self, session_id: str, role: Literal["user", "assistant", "tool"], content: str,
-                         *, root: str = "") -> None: ...
+                         *, root: str = "", tool_name: str | None = None) -> None: ...
+
+    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
+        """An infrastructure error in a run: kept with the session, never stored or replayed as an answer."""
+        ...
 
     async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]: ...
 
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]: ...
 
-    async def record_tool_pattern(self, task: str, tools: list[str], steps: int) -> None: ...
+    async def record_tool_pattern(self, task: str, tools: list[str], steps: int, *, hinted: bool = False,
+                                  steered: bool = False) -> None:
+        """Learn a successful run's tool names; a ``hinted`` or data-``steered`` run is never learned."""
+        ...
 
     def schedule_consolidation(self, session_id: str, user_message: str) -> None: ...
 
-    async def search(self, query: str, types: list[MemoryType] | None = None, limit: int = 10) -> list[MemoryHit]: ...
+    async def search(self, query: str, types: list[MemoryType] | None = None,
+                     limit: int = 10) -> list[MemoryHit]: ...
 
     async def sessions(self) -> list[SessionInfo]: ...
 
@@ -89,7 +102,7 @@ class InProcessMemory:
         return list(self._turns.get(session_id, [])[-2 * turns :])
 
     async def store_turn(self, session_id: str, role: Literal["user", "assistant", "tool"], content: str,
-                         *, root: str = "") -> None:
+                         *, root: str = "", tool_name: str | None = None) -> None:
         if role == "tool":
             return
         self._turns[session_id].append(Message(role=role, content=content))
@@ -102,19 +115,25 @@ class InProcessMemory:
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]:
         return []
 
-    async def record_tool_pattern(self, task: str, tools: list[str], steps: int) -> None:
+    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
+        return None
+
+    async def record_tool_pattern(self, task: str, tools: list[str], steps: int, *, hinted: bool = False,
+                                  steered: bool = False) -> None:
         return None
 
     def schedule_consolidation(self, session_id: str, user_message: str) -> None:
         return None
 
-    async def search(self, query: str, types: list[MemoryType] | None = None, limit: int = 10) -> list[MemoryHit]:
+    async def search(self, query: str, types: list[MemoryType] | None = None,
+                     limit: int = 10) -> list[MemoryHit]:
         hits = []
         if types is None or "episodic" in types:
             for sid, turns in self._turns.items():
                 for i, m in enumerate(turns):
                     if query.lower() in m.content.lower():
-                        hits.append(MemoryHit(id=f"turn-{sid}-{i}", type="episodic", content=m.content, score=1.0))
+                        hits.append(MemoryHit(id=f"turn-{sid}-{i}", type="episodic", content=m.content,
+                                              score=1.0))
         return hits[:limit]
 
     async def sessions(self) -> list[SessionInfo]:

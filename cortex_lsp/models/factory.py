@@ -1,23 +1,52 @@
-"""Choose and build the model client from settings (one client per server, reused)."""
+"""Choose and build the model client from settings (one client per server, reused).
+
+``model_backend``: ``ollama``; ``openai`` (any OpenAI-compatible server at ``openai_base_url``);
+``auto`` (the default): Ollama when its ``/api/version`` answers within a second, else the embedded
+llama.cpp default where the ``local`` extra and a model are installed, else an actionable error.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import httpx
+
 from cortex_lsp.config import Settings
-from cortex_lsp.models.base import ModelClient
+from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable
+from cortex_lsp.models.local_server import INSTALL_ADVICE, local_unavailable_reason, start_embedded
 from cortex_lsp.models.ollama_client import OllamaClient
+from cortex_lsp.models.openai_client import OpenAIClient
+
+OLLAMA_PROBE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
 class BackendInfo:
-    backend: str
+    """Which backend answers, where, and (for the embedded default) the model names it serves."""
+
+    backend: str  # "ollama" | "openai" | "embedded"
     base_url: str
     detail: str = ""
+    #: when set, use these instead of the configured chat / embedding model names
+    chat_model: str | None = None
+    embed_model: str | None = None
+
+    def describe(self) -> str:
+        model = f", model {self.chat_model}" if self.chat_model else ""
+        return f"{self.backend} at {self.base_url}{model}" + (f" ({self.detail})" if self.detail else "")
 
 
-def create_model_client(settings: Settings) -> tuple[ModelClient, BackendInfo]:
-    """The configured backend's client. ``auto`` is Ollama for now (the embedded default lands with issue 7)."""
+async def ollama_answers(base_url: str, within: float = OLLAMA_PROBE_SECONDS) -> bool:
+    """Whether Ollama's ``/api/version`` answers 200 within ``within`` seconds."""
+    try:
+        async with httpx.AsyncClient(timeout=within) as probe:
+            response = await probe.get(f"{base_url.rstrip('/')}/api/version")
+        return response.status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _ollama(settings: Settings) -> tuple[ModelClient, BackendInfo]:
     client = OllamaClient(
         settings.ollama_base_url,
         timeout=settings.ollama_timeout_seconds,
@@ -25,3 +54,41 @@ def create_model_client(settings: Settings) -> tuple[ModelClient, BackendInfo]:
         keep_alive=settings.ollama_keep_alive,
     )
     return client, BackendInfo(backend="ollama", base_url=settings.ollama_base_url)
+
+
+async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendInfo]:
+    """The configured backend's client; for ``auto``, probes Ollama and may start the embedded server.
+
+    Raises :class:`ModelUnavailable` (with advice) when ``auto`` finds neither.
+    """
+    if settings.model_backend == "ollama":
+        return _ollama(settings)
+    if settings.model_backend == "openai":
+        client = OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
+                              timeout=settings.ollama_timeout_seconds)
+        return client, BackendInfo(backend="openai", base_url=settings.openai_base_url)
+    if await ollama_answers(settings.ollama_base_url):
+        client_info = _ollama(settings)
+        return client_info[0], BackendInfo(backend="ollama", base_url=settings.ollama_base_url,
+                                           detail="auto: Ollama answered")
+    reason = local_unavailable_reason(settings.local_model_path)
+    if reason is not None:
+        raise ModelUnavailable(
+            f"No model server: Ollama is not answering at {settings.ollama_base_url}, and the embedded "
+            f"default can't run ({reason}).", INSTALL_ADVICE)
+    try:
+        embedded = await start_embedded(settings.local_model_path,
+                                        request_seconds=settings.ollama_timeout_seconds)
+    except ModelError as exc:
+        raise ModelUnavailable(
+            f"No model server: Ollama is not answering at {settings.ollama_base_url}, and {exc}",
+            exc.advice or INSTALL_ADVICE) from None
+    server = embedded.server
+    return embedded, BackendInfo(
+        backend="embedded",
+        base_url=server.base_url,
+        detail=f"auto: Ollama not answering; llama.cpp serving {server.config.model_path.name} "
+               f"(pid {server.pid}, ready in {server.started_seconds:.1f} s)",
+        chat_model=server.chat_model,
+        embed_model=server.embed_model,
+    )

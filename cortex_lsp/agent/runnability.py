@@ -1,0 +1,224 @@
+"""Can the sandbox run this code? A deterministic answer, with no model call.
+
+:func:`cannot_run_reply` reads the code (the AST, or the text when it does not parse) and, when the
+sandbox cannot run it (GUI or terminal libraries, ``input()``, modules outside the sandbox's allow-list,
+``eval``/``exec``/``compile``, dunder attributes), returns the reason and the command to run it locally,
+with a ``pip install`` line only for third-party packages whose distribution name is known.
+:func:`extract_code` finds the last Python code block in a message or in history text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass, field
+
+from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, SUPER_DUNDERS
+
+#: Import name -> PyPI distribution name, for packages whose names differ or are commonly needed.
+PIP_NAMES: dict[str, str] = {
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "sklearn": "scikit-learn",
+    "yaml": "pyyaml",
+    "bs4": "beautifulsoup4",
+    "skimage": "scikit-image",
+    "dateutil": "python-dateutil",
+    "dotenv": "python-dotenv",
+    "serial": "pyserial",
+    "usb": "pyusb",
+    "Crypto": "pycryptodome",
+    "OpenGL": "PyOpenGL",
+    "wx": "wxPython",
+    "gi": "PyGObject",
+    "attr": "attrs",
+    "jwt": "PyJWT",
+    "magic": "python-magic",
+    "docx": "python-docx",
+    "pptx": "python-pptx",
+    "fitz": "pymupdf",
+    "MySQLdb": "mysqlclient",
+    "psycopg2": "psycopg2-binary",
+    "zmq": "pyzmq",
+    "telegram": "python-telegram-bot",
+    "discord": "discord.py",
+}
+#: Third-party packages installed under their import name.
+SAME_NAME_PACKAGES = frozenset(
+    {
+        "numpy", "pandas", "scipy", "matplotlib", "seaborn", "requests", "httpx", "aiohttp", "flask",
+        "django", "fastapi", "uvicorn", "pygame", "torch", "tensorflow", "keras", "sympy", "networkx",
+        "plotly", "bokeh", "tqdm", "rich", "click", "typer", "pydantic", "openpyxl", "xlrd", "lxml",
+        "selenium", "pytest", "numba", "polars", "pyarrow", "nltk", "spacy", "transformers", "boto3",
+        "redis", "pymongo", "sqlalchemy", "jinja2", "markdown", "emoji", "colorama", "termcolor",
+        "pyautogui", "pynput", "keyboard", "mouse", "arcade", "pyglet", "kivy", "streamlit", "dash",
+        "tabulate", "faker", "pendulum", "arrow", "websockets", "paramiko", "psutil", "schedule",
+    }
+)
+GUI_MODULES = {
+    "pygame": "pygame opens a game window",
+    "tkinter": "tkinter opens a GUI window",
+    "turtle": "turtle draws in a GUI window",
+    "curses": "curses needs an interactive terminal",
+    "pyglet": "pyglet opens a window",
+    "arcade": "arcade opens a game window",
+    "kivy": "kivy opens a GUI window",
+    "wx": "wxPython opens a GUI window",
+    "PyQt5": "PyQt opens a GUI window",
+    "PyQt6": "PyQt opens a GUI window",
+    "PySide6": "PySide opens a GUI window",
+    "pyautogui": "pyautogui controls the real mouse and keyboard",
+}
+_UNCHECKED = {"eval": "eval()", "exec": "exec()", "compile": "compile()"}
+_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+                    re.MULTILINE | re.DOTALL)
+_PY_LANGS = {"python", "py", "python3", "py3", "pycon", "ipython"}
+
+
+@dataclass
+class _Findings:
+    reasons: list[str] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)  # pip distribution names
+    uses_input: bool = False
+
+
+def _pip_name(module: str) -> str | None:
+    if module in PIP_NAMES:
+        return PIP_NAMES[module]
+    if module in SAME_NAME_PACKAGES:
+        return module
+    return None
+
+
+def _is_stdlib(module: str) -> bool:
+    return module in sys.stdlib_module_names
+
+
+def _check_module(module: str, findings: _Findings) -> None:
+    top = module.partition(".")[0]
+    if module in ALLOWED_MODULES:
+        return
+    if top in GUI_MODULES:
+        findings.reasons.append(
+            f"it uses {top} ({GUI_MODULES[top]}), and the sandbox has no display or terminal"
+        )
+    elif _is_stdlib(top):
+        findings.reasons.append(
+            f"it imports {module}, which the sandbox does not allow (only pure-computation modules such as "
+            "math, json, re, datetime and collections; no files, processes or network)"
+        )
+    else:
+        findings.reasons.append(f"it imports {module}, a package the sandbox does not have")
+    pip = None if _is_stdlib(top) else _pip_name(top)
+    if pip and pip not in findings.packages:
+        findings.packages.append(pip)
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _scan_tree(tree: ast.AST, findings: _Findings) -> None:
+    dunders: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                _check_module(alias.name, findings)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                findings.reasons.append("it imports from a local package (relative import)")
+            elif node.module:
+                _check_module(node.module, findings)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name == "input":
+                findings.uses_input = True
+            elif name in _UNCHECKED:
+                findings.reasons.append(f"it calls {_UNCHECKED[name]}, which runs unchecked code")
+            elif name == "__import__":
+                findings.reasons.append("it calls __import__()")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
+            if not (_is_super_call(node.value) and node.attr in SUPER_DUNDERS):
+                dunders.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"__\w+__", node.value) and node.value not in ("__main__", "__init__"):
+                dunders.add(node.value)
+    if dunders:
+        names = ", ".join(sorted(dunders))
+        findings.reasons.append(f"it uses special (dunder) attributes ({names}), which the sandbox blocks")
+
+
+_IMPORT_LINE = re.compile(
+    r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))", re.MULTILINE
+)
+
+
+def _scan_text(code: str, findings: _Findings) -> None:
+    """Fallback for code that does not parse (e.g. a fragment): look at import lines and calls."""
+    for match in _IMPORT_LINE.finditer(code):
+        modules = [match.group(1)] if match.group(1) else [m.strip() for m in match.group(2).split(",")]
+        for module in modules:
+            _check_module(module, findings)
+    if re.search(r"(?<![\w.])input\s*\(", code):
+        findings.uses_input = True
+    for name, label in _UNCHECKED.items():
+        if re.search(rf"(?<![\w.]){name}\s*\(", code):
+            findings.reasons.append(f"it calls {label}, which runs unchecked code")
+    dunders = set(re.findall(r"\.(__\w+__)", code)) - {"__init__"}
+    if dunders:
+        names = ", ".join(sorted(dunders))
+        findings.reasons.append(f"it uses special (dunder) attributes ({names}), which the sandbox blocks")
+
+
+def cannot_run_reply(code: str) -> str | None:
+    """Why the sandbox can't run ``code`` and how to run it locally; ``None`` if the sandbox can run it."""
+    if not code or not code.strip():
+        return None
+    findings = _Findings()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        _scan_text(code, findings)
+    else:
+        _scan_tree(tree, findings)
+    if findings.uses_input:
+        findings.reasons.insert(0, "it reads keyboard input with input(), and the sandbox has no keyboard")
+    if not findings.reasons:
+        return None
+    reasons = list(dict.fromkeys(findings.reasons))
+    lines = ["The sandbox can't run this code: " + "; ".join(reasons) + "."]
+    lines.append("")
+    lines.append("Run it on your computer instead: save it as script.py, then:")
+    lines.append("")
+    lines.append("```")
+    if findings.packages:
+        lines.append("pip install " + " ".join(findings.packages))
+    lines.append("python script.py")
+    lines.append("```")
+    if findings.uses_input:
+        lines.append("It will ask for its input in the terminal.")
+    return "\n".join(lines)
+
+
+def _looks_like_python(body: str) -> bool:
+    try:
+        ast.parse(body)
+    except (SyntaxError, ValueError):
+        return False
+    return bool(re.search(r"\b(def|import|print|for|while|if|class|return)\b|=", body))
+
+
+def extract_code(text: str) -> str | None:
+    """The last Python code block in ``text``: fenced ```python / ```py, or unlabelled but parsing."""
+    if not text:
+        return None
+    chosen: str | None = None
+    for match in _FENCE.finditer(text):
+        lang = match.group("lang").lower()
+        body = match.group("body").strip("\n")
+        if not body.strip():
+            continue
+        if lang in _PY_LANGS or (lang == "" and _looks_like_python(body)):
+            chosen = body
+    return chosen

@@ -1,0 +1,274 @@
+"""The CLI's LSP client: starts ``cortex-lsp serve`` as a child over stdio and drives it like an editor.
+
+It shows streamed steps on stderr, prints the answer on stdout, and applies ``workspace/applyEdit``
+requests to disk only after showing them and getting a yes (``--yes`` accepts). Edits outside the
+folder it opened are refused here too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import to_fs_path
+
+from cortex_lsp import __version__
+
+DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
+
+
+def _capabilities() -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        window=types.WindowClientCapabilities(work_done_progress=True),
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True,
+                resource_operations=[types.ResourceOperationKind.Create],
+                change_annotation_support=types.ChangeAnnotationsSupportOptions(groups_on_label=False),
+            ),
+            workspace_folders=True,
+            configuration=False,
+        ),
+    )
+
+
+def _to_dict(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _to_dict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_dict(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return _to_dict(value._asdict())
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return _to_dict(vars(value))
+    return value
+
+
+class CliClient:
+    def __init__(self, root: Path | None, *, assume_yes: bool, quiet: bool, stream_answer: bool) -> None:
+        self.root = root.resolve() if root else None
+        self.assume_yes = assume_yes
+        self.quiet = quiet
+        self.stream_answer = stream_answer
+        self.streamed = False
+        self.lsp = LanguageClient("cortex-cli", __version__)
+        self._register()
+
+    def _status(self, text: str) -> None:
+        if not self.quiet:
+            sys.stderr.write(f"\x1b[2m· {text}\x1b[0m\n" if sys.stderr.isatty() else f"· {text}\n")
+            sys.stderr.flush()
+
+    def _register(self) -> None:
+        lsp = self.lsp
+
+        @lsp.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def _create(params: types.WorkDoneProgressCreateParams) -> None:
+            return None
+
+        @lsp.feature(types.PROGRESS)
+        def _progress(params: types.ProgressParams) -> None:
+            value = _to_dict(params.value)
+            kind, message = value.get("kind"), value.get("message") or value.get("title")
+            if kind in ("begin", "end") and message:
+                self._status(str(message))
+
+        @lsp.feature("cortex/event")
+        def _event(params: Any) -> None:
+            event = _to_dict(params)
+            etype, data = event.get("type"), event.get("data") or {}
+            if etype == "token" and self.stream_answer:
+                sys.stdout.write(str(data.get("value", "")))
+                sys.stdout.flush()
+                self.streamed = True
+            elif etype == "plan":
+                self._status(f"plan ({data.get('kind')}): " + "; ".join(map(str, data.get("steps") or [])))
+            elif etype == "step_start":
+                self._status(f"step {data.get('step')}: {data.get('description')}")
+            elif etype == "tool_call":
+                self._status(f"tool {data.get('tool')} {data.get('arguments')}")
+            elif etype == "tool_result":
+                self._status(f"{data.get('tool')}: {'ok' if data.get('success') else 'failed'}")
+            elif etype == "error":
+                self._status(f"error: {data.get('message')}")
+
+        @lsp.feature(types.WINDOW_SHOW_MESSAGE)
+        def _message(params: types.ShowMessageParams) -> None:
+            sys.stderr.write(f"{params.message}\n")
+
+        @lsp.feature(types.WINDOW_LOG_MESSAGE)
+        def _log(params: types.LogMessageParams) -> None:
+            return None
+
+        @lsp.feature(types.WORKSPACE_APPLY_EDIT)
+        def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            return self.apply_edit(params)
+
+    # -- edits -------------------------------------------------------------------------------------
+    def _inside_root(self, uri: str) -> Path | None:
+        fs = to_fs_path(uri)
+        if not fs or self.root is None:
+            return None
+        path = Path(fs).resolve()
+        try:
+            path.relative_to(self.root)
+        except ValueError:
+            return None
+        return path
+
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        plan: list[tuple[Path, str, bool]] = []  # (path, text, create)
+        creates: set[str] = set()
+        for change in params.edit.document_changes or []:
+            if isinstance(change, types.CreateFile):
+                creates.add(change.uri)
+            elif isinstance(change, types.TextDocumentEdit):
+                path = self._inside_root(change.text_document.uri)
+                if path is None:
+                    return types.ApplyWorkspaceEditResult(applied=False, failure_reason="outside the folder")
+                text = "".join(e.new_text for e in change.edits)
+                plan.append((path, text, change.text_document.uri in creates))
+            else:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="unsupported change")
+        for uri, edits in (params.edit.changes or {}).items():
+            path = self._inside_root(uri)
+            if path is None:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="outside the folder")
+            plan.append((path, "".join(e.new_text for e in edits), False))
+        if not plan:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="empty edit")
+        sys.stderr.write(f"\n{params.label or 'Cortex wants to write'}:\n")
+        for path, text, create in plan:
+            sys.stderr.write(f"--- {'create' if create else 'replace'} {path} ({len(text)} chars)\n")
+            preview = text if len(text) <= 1200 else text[:1200] + "\n[…]"
+            sys.stderr.write(preview + ("\n" if not preview.endswith("\n") else ""))
+        if not self.assume_yes:
+            if not sys.stdin.isatty():
+                sys.stderr.write("Not applied: no terminal to confirm (use --yes).\n")
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not confirmed")
+            sys.stderr.write("Apply? [y/N] ")
+            sys.stderr.flush()
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="declined by the user")
+        for path, text, create in plan:
+            if create:
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+                except FileExistsError:
+                    return types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{path.name} exists")
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            else:
+                path.write_text(text, encoding="utf-8")
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    # -- session -----------------------------------------------------------------------------------
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[CliClient]:
+        await self.lsp.start_io(sys.executable, "-m", "cortex_lsp", "serve")
+        folders = [types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)] if self.root else None
+        try:
+            await self.lsp.initialize_async(types.InitializeParams(
+                capabilities=_capabilities(),
+                process_id=os.getpid(),
+                root_uri=self.root.as_uri() if self.root else None,
+                workspace_folders=folders,
+                client_info=types.ClientInfo(name="cortex-cli", version=__version__),
+            ))
+            self.lsp.initialized(types.InitializedParams())
+            yield self
+        finally:
+            try:
+                await self.lsp.shutdown_async(None)
+                self.lsp.exit(None)
+            except Exception:
+                pass
+            await self.lsp.stop()
+
+    async def command(self, name: str, argument: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = await self.lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=name, arguments=[argument or {}],
+            work_done_token=f"cli-{name}"))
+        return _to_dict(result) or {}
+
+
+def _root(args: argparse.Namespace) -> Path | None:
+    root = getattr(args, "root", None)
+    return root if root is not None else (DEFAULT_WORKSPACE if DEFAULT_WORKSPACE.is_dir() else None)
+
+
+async def ask(args: argparse.Namespace) -> int:
+    from cortex_lsp.cli import print_json
+
+    cli = CliClient(_root(args), assume_yes=args.yes, quiet=args.quiet, stream_answer=not args.json)
+    async with cli.session():
+        argument: dict[str, Any] = {"message": args.message, "orchestration": args.orchestration}
+        if args.session:
+            argument["session_id"] = args.session
+        result = await cli.command("cortex.ask", argument)
+    if args.json:
+        print_json(result)
+    else:
+        if not cli.streamed or result.get("stop_reason") != "answered":
+            if cli.streamed:
+                sys.stdout.write("\n")
+            print(result.get("answer", ""))
+        else:
+            sys.stdout.write("\n")
+        for edit in result.get("edits", []):
+            state = "applied" if edit.get("applied") else f"not applied ({edit.get('reason', '')})"
+            sys.stderr.write(f"edit {edit.get('kind')} {edit.get('uri')}: {state}\n")
+    return 0 if result.get("stop_reason") in ("answered", "refused") else 1
+
+
+async def doctor(args: argparse.Namespace) -> int:
+    from cortex_lsp.cli import print_json
+
+    cli = CliClient(_root(args), assume_yes=False, quiet=True, stream_answer=False)
+    async with cli.session():
+        result = await cli.command("cortex.doctor")
+    if args.json:
+        print_json(result)
+    else:
+        for check in result.get("checks", []):
+            mark = "ok  " if check["ok"] else ("warn" if check.get("warning") else "FAIL")
+            print(f"[{mark}] {check['name']}: {check['detail']}")
+            if not check["ok"] and check.get("fix"):
+                print(f"       fix: {check['fix']}")
+    failed = [c for c in result.get("checks", []) if not c["ok"] and not c.get("warning")]
+    return 1 if failed else 0
+
+
+async def memory(args: argparse.Namespace) -> int:
+    from cortex_lsp.cli import print_json
+
+    cli = CliClient(_root(args), assume_yes=False, quiet=True, stream_answer=False)
+    async with cli.session():
+        if args.memory_command == "search":
+            argument: dict[str, Any] = {"query": args.query, "limit": args.limit}
+            if args.type:
+                argument["types"] = args.type
+            print_json(await cli.command("cortex.memory.search", argument))
+        elif args.memory_command == "sessions":
+            print_json(await cli.command("cortex.memory.sessions"))
+        else:
+            result = await cli.command("cortex.memory.forget", {"id": args.id})
+            print_json(result)
+            return 0 if result.get("deleted") else 1
+    return 0
+
+
+async def reset(args: argparse.Namespace) -> int:
+    cli = CliClient(None, assume_yes=False, quiet=True, stream_answer=False)
+    async with cli.session():
+        await cli.command("cortex.memory.reset", {"confirm": True})
+    print("All Cortex memory deleted.")
+    return 0

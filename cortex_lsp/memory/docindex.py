@@ -1,0 +1,357 @@
+"""Document search over the workspace: structure-aware chunks, hybrid BM25 + vector ranking, citations.
+
+Chunks (with their line ranges) live in SQLite (``data_dir/docs.db``) for BM25 and in a Chroma
+collection for vectors. A search fuses both rankings by reciprocal rank fusion, so exact identifiers
+and error messages (BM25's strength) and paraphrases (the vectors') both find their passage. Files
+are re-indexed when their size/mtime and content hash change; deleted files drop out. Files are
+read only through the path guards (:func:`~cortex_lsp.guards.paths.resolve_in_roots`), so hidden and
+out-of-root files are never indexed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from cortex_lsp.guards.paths import PathRefused, ResolvedPath, read_text_file, resolve_in_roots
+from cortex_lsp.memory.bm25 import BM25
+from cortex_lsp.memory.chroma import Embedder
+from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
+
+DOC_EXTENSIONS = frozenset(
+    {
+        ".md",
+        ".markdown",
+        ".mdx",
+        ".rst",
+        ".txt",
+        ".py",
+        ".pyi",
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".json",
+        ".cfg",
+        ".ini",
+        ".csv",
+        ".html",
+        ".js",
+        ".ts",
+        ".go",
+        ".rs",
+        ".java",
+        ".c",
+        ".h",
+        ".cpp",
+        ".sh",
+        ".sql",
+        ".log",
+        ".adoc",
+        ".org",
+        ".tex",
+    }
+)
+SKIP_DIRS = frozenset(
+    {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "target"}
+)
+MAX_FILES = 2000
+MAX_FILE_BYTES = 1024 * 1024
+RRF_K = 60
+CANDIDATES = 50
+SearchMode = Literal["hybrid", "bm25", "vector"]
+Reader = Callable[[ResolvedPath], str]
+
+
+@dataclass(frozen=True)
+class DocHit:
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    root: str = ""
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks: int = 0
+    refused: tuple[str, ...] = ()
+
+
+def _chunk_id(root: str, path: str, n: int) -> str:
+    return "doc-" + hashlib.sha1(f"{root}\x00{path}\x00{n}".encode()).hexdigest()
+
+
+def default_reader(target: ResolvedPath) -> str:
+    return read_text_file(target, max_bytes=MAX_FILE_BYTES)
+
+
+class DocIndex:
+    def __init__(self, db_path: Path, collection: Any, embedder: Embedder) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.collection = collection
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._write = asyncio.Lock()
+        self._db = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS files (root TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL, sha1 TEXT NOT NULL, PRIMARY KEY (root, path));
+            CREATE TABLE IF NOT EXISTS chunks (id TEXT PRIMARY KEY, root TEXT NOT NULL, path TEXT NOT NULL,
+                n INTEGER NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+                heading TEXT NOT NULL, text TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS chunks_file ON chunks(root, path);
+            """
+        )
+        self._generation = 0
+        self._bm25_cache: dict[
+            tuple[tuple[str, ...], str | None], tuple[int, Any, list[tuple[Any, ...]]]
+        ] = {}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- indexing -----------------------------------------------------------------------------------
+    def _file_row(self, root: str, path: str) -> tuple[int, int, str] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT size, mtime_ns, sha1 FROM files WHERE root = ? AND path = ?", (root, path)
+            ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+    async def index_file(self, target: ResolvedPath, reader: Reader = default_reader) -> tuple[bool, int]:
+        """Index one guarded file if it changed; returns ``(reindexed, chunk_count)``."""
+        root, rel = str(target.root), target.relative
+        st = await asyncio.to_thread(os.stat, target.path)
+        known = self._file_row(root, rel)
+        if known and known[0] == st.st_size and known[1] == st.st_mtime_ns:
+            return False, self._chunk_count(root, rel)
+        text = await asyncio.to_thread(reader, target)
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        async with self._write:
+            if known and known[2] == digest:
+                self._exec(
+                    "UPDATE files SET size = ?, mtime_ns = ? WHERE root = ? AND path = ?",
+                    (st.st_size, st.st_mtime_ns, root, rel),
+                )
+                return False, self._chunk_count(root, rel)
+            chunks = chunk_document(rel, text)
+            await self._drop_file(root, rel)
+            if chunks:
+                vectors = await self.embedder.embed([c.index_text for c in chunks])
+                ids = [_chunk_id(root, rel, n) for n in range(len(chunks))]
+                metas: list[dict[str, Any]] = [
+                    {"root": root, "path": rel, "start": c.start_line, "end": c.end_line} for c in chunks
+                ]
+                await asyncio.to_thread(
+                    self.collection.upsert,
+                    ids=ids,
+                    embeddings=vectors,
+                    documents=[c.text for c in chunks],
+                    metadatas=metas,
+                )
+                self._store_chunks(root, rel, ids, chunks)
+            self._exec(
+                "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
+                (root, rel, st.st_size, st.st_mtime_ns, digest),
+            )
+            self._generation += 1
+        return True, len(chunks)
+
+    def _exec(self, sql: str, params: Sequence[Any]) -> None:
+        with self._lock:
+            self._db.execute(sql, params)
+
+    def _chunk_count(self, root: str, rel: str) -> int:
+        with self._lock:
+            return int(
+                self._db.execute(
+                    "SELECT COUNT(*) FROM chunks WHERE root = ? AND path = ?", (root, rel)
+                ).fetchone()[0]
+            )
+
+    def _store_chunks(self, root: str, rel: str, ids: list[str], chunks: list[Chunk]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (cid, root, rel, n, c.start_line, c.end_line, c.heading, c.index_text)
+                    for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
+                ],
+            )
+            self._db.execute("COMMIT")
+
+    async def _drop_file(self, root: str, rel: str) -> None:
+        with self._lock:
+            ids = [
+                r[0]
+                for r in self._db.execute("SELECT id FROM chunks WHERE root = ? AND path = ?", (root, rel))
+            ]
+            self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
+            self._db.execute("DELETE FROM files WHERE root = ? AND path = ?", (root, rel))
+        if ids:
+            await asyncio.to_thread(self.collection.delete, ids=ids)
+        self._generation += 1
+
+    def _candidates(self, roots: Sequence[Path]) -> tuple[list[str], list[str]]:
+        """Relative paths of indexable files under the first matching root (hidden entries skipped)."""
+        found: list[str] = []
+        refused: list[str] = []
+        for root in roots:
+            base = root.resolve()
+            for dirpath, dirnames, filenames in os.walk(base):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+                for name in sorted(filenames):
+                    if name.startswith(".") or Path(name).suffix.lower() not in DOC_EXTENSIONS:
+                        continue
+                    full = Path(dirpath) / name
+                    found.append(str(full))
+                    if len(found) >= MAX_FILES:
+                        return found, refused
+        return found, refused
+
+    async def index_workspace(self, roots: Sequence[Path], reader: Reader = default_reader) -> IndexStats:
+        """Index every document under ``roots`` that changed; drop files that are gone."""
+        paths, _ = await asyncio.to_thread(self._candidates, roots)
+        indexed = unchanged = chunks = 0
+        refused: list[str] = []
+        seen: set[tuple[str, str]] = set()
+        for raw in paths:
+            try:
+                target = resolve_in_roots(raw, roots, must_exist=True)
+                if target.path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                changed, count = await self.index_file(target, reader)
+            except (PathRefused, OSError) as exc:
+                refused.append(f"{raw}: {exc}")
+                continue
+            seen.add((str(target.root), target.relative))
+            indexed += int(changed)
+            unchanged += int(not changed)
+            chunks += count
+        removed = 0
+        root_names = [str(r.resolve()) for r in roots]
+        with self._lock:
+            rows = (
+                self._db.execute(
+                    f"SELECT root, path FROM files WHERE root IN ({','.join('?' * len(root_names))})",
+                    root_names,
+                ).fetchall()
+                if root_names
+                else []
+            )
+        for root, rel in rows:
+            if (root, rel) not in seen:
+                async with self._write:
+                    await self._drop_file(root, rel)
+                removed += 1
+        return IndexStats(
+            indexed=indexed, unchanged=unchanged, removed=removed, chunks=chunks, refused=tuple(refused)
+        )
+
+    # -- search -------------------------------------------------------------------------------------
+    def _scope_rows(self, roots: list[str], path: str | None) -> list[tuple[Any, ...]]:
+        marks = ",".join("?" * len(roots))
+        sql = f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE root IN ({marks})"
+        params: list[Any] = list(roots)
+        if path is not None:
+            sql += " AND path = ?"
+            params.append(path)
+        with self._lock:
+            return self._db.execute(sql + " ORDER BY root, path, n", params).fetchall()
+
+    def _bm25(self, roots: list[str], path: str | None) -> tuple[Any, list[tuple[Any, ...]]]:
+        key = (tuple(roots), path)
+        cached = self._bm25_cache.get(key)
+        if cached and cached[0] == self._generation:
+            return cached[1], cached[2]
+        rows = self._scope_rows(roots, path)
+        model = BM25([tokenize(r[5]) for r in rows]) if rows else None
+        if len(self._bm25_cache) > 16:
+            self._bm25_cache.clear()
+        self._bm25_cache[key] = (self._generation, model, rows)
+        return model, rows
+
+    async def search(
+        self,
+        query: str,
+        roots: Sequence[Path],
+        *,
+        path: str | None = None,
+        top_k: int = 5,
+        mode: SearchMode = "hybrid",
+    ) -> list[DocHit]:
+        """The best chunks for ``query`` within ``roots`` (or the one file ``path``), fused by RRF."""
+        root_names = [str(r.resolve()) for r in roots]
+        if not root_names or not query.strip():
+            return []
+        model, rows = await asyncio.to_thread(self._bm25, root_names, path)
+        if not rows:
+            return []
+        by_id = {r[0]: r for r in rows}
+        ranks: dict[str, float] = {}
+        if mode in ("hybrid", "bm25") and model is not None:
+            tokens = tokenize(query)
+            scores = model.scores(tokens) if tokens else []
+            order = sorted((i for i in range(len(rows)) if scores[i] > 0), key=lambda i: -scores[i])
+            for rank, i in enumerate(order[:CANDIDATES]):
+                ranks[rows[i][0]] = ranks.get(rows[i][0], 0.0) + 1.0 / (RRF_K + rank + 1)
+        if mode in ("hybrid", "vector"):
+            for rank, cid in enumerate(
+                await self._vector_ids(query, root_names, path, min(CANDIDATES, len(rows)))
+            ):
+                if cid in by_id:
+                    ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+        best = sorted(ranks.items(), key=lambda kv: -kv[1])[: max(1, top_k)]
+        return [
+            DocHit(
+                path=by_id[cid][2],
+                start_line=int(by_id[cid][3]),
+                end_line=int(by_id[cid][4]),
+                text=str(by_id[cid][5]),
+                score=score,
+                root=str(by_id[cid][1]),
+            )
+            for cid, score in best
+        ]
+
+    async def _vector_ids(self, query: str, roots: list[str], path: str | None, n: int) -> list[str]:
+        if n <= 0:
+            return []
+        vec = await self.embedder.embed_one(query)
+        where: dict[str, Any] = {"root": roots[0]} if len(roots) == 1 else {"root": {"$in": roots}}
+        if path is not None:
+            where = {"$and": [where, {"path": path}]}
+        res = await asyncio.to_thread(
+            self.collection.query, query_embeddings=[vec], n_results=n, where=where, include=["distances"]
+        )
+        return list(res["ids"][0]) if res["ids"] else []
+
+    async def reset(self) -> None:
+        async with self._write:
+            with self._lock:
+                ids = [r[0] for r in self._db.execute("SELECT id FROM chunks")]
+                self._db.execute("DELETE FROM chunks")
+                self._db.execute("DELETE FROM files")
+            for start in range(0, len(ids), 1000):
+                await asyncio.to_thread(self.collection.delete, ids=ids[start : start + 1000])
+            self._generation += 1

@@ -1,0 +1,127 @@
+"""Procedural memory: the tool sequences of successful runs, offered back for near-duplicate tasks.
+
+Only tool names are stored and offered (never arguments, outputs or file text). A run whose tool
+choice was steered by a file or page, or that was itself hinted by this memory, is never learned:
+the first would let data pick tools for later tasks, the second would reinforce its own hint.
+Hints are offered only for tasks at least ``procedural_min_relevance`` similar (cosine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from cortex_lsp.memory.api import ToolPattern
+from cortex_lsp.memory.chroma import Embedder
+
+_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+MAX_TOOLS = 10
+
+
+def pattern_id(task: str) -> str:
+    return "proc-" + hashlib.sha1(" ".join(task.lower().split()).encode()).hexdigest()
+
+
+def clean_tools(tools: list[str], known: set[str] | None = None) -> list[str]:
+    """Tool names only: identifiers, optionally only registered ones; at most :data:`MAX_TOOLS`."""
+    out = [t for t in tools if isinstance(t, str) and _TOOL_NAME.match(t) and (known is None or t in known)]
+    return out[:MAX_TOOLS]
+
+
+@dataclass(frozen=True)
+class LearnDecision:
+    learned: bool
+    reason: str = ""
+    id: str = ""
+
+
+class ProceduralMemory:
+    def __init__(self, collection: Any, embedder: Embedder, *, known_tools: set[str] | None = None) -> None:
+        self.collection = collection
+        self.embedder = embedder
+        self.known_tools = known_tools
+
+    async def record(
+        self,
+        task: str,
+        tools: list[str],
+        steps: int,
+        *,
+        success: bool = True,
+        hinted: bool = False,
+        steered: bool = False,
+    ) -> LearnDecision:
+        if not success:
+            return LearnDecision(False, "the run did not succeed")
+        if hinted:
+            return LearnDecision(False, "the run was hinted by procedural memory")
+        if steered:
+            return LearnDecision(False, "a file or page steered the tool choice")
+        names = clean_tools(tools, self.known_tools)
+        if not names or len(names) != len(tools[:MAX_TOOLS]):
+            return LearnDecision(False, "no valid tool names")
+        task = " ".join(task.split())[:500]
+        if not task:
+            return LearnDecision(False, "no task text")
+        pid = pattern_id(task)
+        vec = await self.embedder.embed_one(task)
+        meta = {"tools": json.dumps(names), "steps": int(max(1, steps)), "updated": time.time()}
+        await asyncio.to_thread(
+            self.collection.upsert, ids=[pid], embeddings=[vec], documents=[task], metadatas=[meta]
+        )
+        return LearnDecision(True, id=pid)
+
+    async def hints(
+        self, task: str, *, min_relevance: float = 0.6, limit: int = 1
+    ) -> list[tuple[str, ToolPattern]]:
+        """``(id, pattern)`` for stored tasks at least ``min_relevance`` similar to ``task``, best first."""
+        count = await asyncio.to_thread(self.collection.count)
+        if count == 0 or limit <= 0:
+            return []
+        vec = await self.embedder.embed_one(task)
+        res = await asyncio.to_thread(
+            self.collection.query,
+            query_embeddings=[vec],
+            n_results=min(limit, count),
+            include=["documents", "distances", "metadatas"],
+        )
+        out = []
+        for pid, doc, dist, meta in zip(
+            res["ids"][0],
+            (res.get("documents") or [[]])[0] or [],
+            (res.get("distances") or [[]])[0] or [],
+            (res.get("metadatas") or [[]])[0] or [],
+            strict=False,
+        ):
+            score = max(0.0, 1.0 - float(dist))
+            if score < min_relevance:
+                continue
+            try:
+                tools = clean_tools(list(json.loads(str((meta or {}).get("tools", "[]")))), self.known_tools)
+            except (json.JSONDecodeError, TypeError):
+                continue
+            if tools:
+                steps = int((meta or {}).get("steps", len(tools)))
+                out.append((pid, ToolPattern(task=str(doc), tools=tuple(tools), steps=steps, score=score)))
+        return out
+
+    async def all(self) -> list[tuple[str, str, dict[str, Any]]]:
+        res = await asyncio.to_thread(self.collection.get, include=["documents", "metadatas"])
+        return [
+            (i, str(d), dict(m or {}))
+            for i, d, m in zip(
+                res["ids"], res.get("documents") or [], res.get("metadatas") or [], strict=False
+            )
+        ]
+
+    async def delete(self, pid: str) -> bool:
+        found = await asyncio.to_thread(self.collection.get, ids=[pid])
+        if not found["ids"]:
+            return False
+        await asyncio.to_thread(self.collection.delete, ids=[pid])
+        return True

@@ -1,0 +1,262 @@
+"""The persistent memory: episodic SQLite + semantic/procedural Chroma + the document index.
+
+:class:`PersistentMemory` implements the :class:`~cortex_lsp.memory.api.Memory` protocol. Create it,
+``await open()``, use it, ``await aclose()``. Consolidation runs as a background task after an
+answer (``schedule_consolidation``); ``wait_idle()`` waits for those tasks (tests, shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Literal
+
+from cortex_lsp.config import Settings
+from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, ToolPattern
+from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client, open_collection
+from cortex_lsp.memory.consolidation import Verdict, extract_facts
+from cortex_lsp.memory.docindex import DocIndex
+from cortex_lsp.memory.episodic import EpisodicStore
+from cortex_lsp.memory.procedural import LearnDecision, ProceduralMemory
+from cortex_lsp.memory.semantic import SemanticMemory
+from cortex_lsp.models.base import Message, ModelClient, ModelError
+
+log = logging.getLogger(__name__)
+
+EPISODIC_DB = "memory.db"
+DOCS_DB = "docs.db"
+
+
+class MemoryNotOpen(RuntimeError):
+    pass
+
+
+class PersistentMemory:
+    """Long-term memory in ``settings.data_dir`` (or a Chroma server when ``chroma_host`` is set)."""
+
+    def __init__(
+        self, settings: Settings, model_client: ModelClient, *, known_tools: set[str] | None = None
+    ) -> None:
+        self.settings = settings
+        self.model_client = model_client
+        self.embedder = Embedder(model_client, settings.embed_model)
+        self._known_tools = known_tools
+        self._episodic: EpisodicStore | None = None
+        self._semantic: SemanticMemory | None = None
+        self._procedural: ProceduralMemory | None = None
+        self._docs: DocIndex | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        #: the verdicts of the last consolidation per session (what was kept or refused, and why)
+        self.last_verdicts: dict[str, list[Verdict]] = {}
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    async def open(self) -> PersistentMemory:
+        data = self.settings.data_dir
+        await asyncio.to_thread(data.mkdir, parents=True, exist_ok=True)
+        self._episodic = await asyncio.to_thread(EpisodicStore, data / EPISODIC_DB)
+        client = await asyncio.to_thread(get_chroma_client, self.settings)
+        model = self.settings.embed_model
+        facts = await asyncio.to_thread(open_collection, client, collection_name("facts", model))
+        procs = await asyncio.to_thread(open_collection, client, collection_name("procedures", model))
+        docs = await asyncio.to_thread(open_collection, client, collection_name("docs", model))
+        self._semantic = SemanticMemory(facts, self.embedder)
+        self._procedural = ProceduralMemory(procs, self.embedder, known_tools=self._known_tools)
+        self._docs = DocIndex(data / DOCS_DB, docs, self.embedder)
+        return self
+
+    async def aclose(self) -> None:
+        await self.wait_idle()
+        if self._episodic is not None:
+            self._episodic.close()
+        if self._docs is not None:
+            self._docs.close()
+
+    async def wait_idle(self) -> None:
+        """Wait for background consolidation to finish."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    @property
+    def episodic(self) -> EpisodicStore:
+        if self._episodic is None:
+            raise MemoryNotOpen("call `await memory.open()` first")
+        return self._episodic
+
+    @property
+    def semantic(self) -> SemanticMemory:
+        if self._semantic is None:
+            raise MemoryNotOpen("call `await memory.open()` first")
+        return self._semantic
+
+    @property
+    def procedural(self) -> ProceduralMemory:
+        if self._procedural is None:
+            raise MemoryNotOpen("call `await memory.open()` first")
+        return self._procedural
+
+    @property
+    def doc_index(self) -> DocIndex:
+        if self._docs is None:
+            raise MemoryNotOpen("call `await memory.open()` first")
+        return self._docs
+
+    # -- episodic -----------------------------------------------------------------------------------
+    async def new_session(self, root: str = "") -> str:
+        return await asyncio.to_thread(self.episodic.new_session, root)
+
+    async def history(self, session_id: str, turns: int) -> list[Message]:
+        return await asyncio.to_thread(self.episodic.history, session_id, turns)
+
+    async def store_turn(
+        self,
+        session_id: str,
+        role: Literal["user", "assistant", "tool"],
+        content: str,
+        *,
+        root: str = "",
+        tool_name: str | None = None,
+    ) -> None:
+        await asyncio.to_thread(
+            self.episodic.add_turn, session_id, role, content, root=root, tool_name=tool_name
+        )
+
+    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
+        """An infrastructure error during a run: logged with the session, never replayed as an answer."""
+        await asyncio.to_thread(self.episodic.add_turn, session_id, "error", message, root=root)
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await asyncio.to_thread(self.episodic.sessions)
+
+    # -- semantic -----------------------------------------------------------------------------------
+    async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]:
+        try:
+            return [
+                f.content
+                for f in await self.semantic.related(query, limit=limit, min_relevance=min_relevance)
+            ]
+        except ModelError as exc:
+            log.warning("memory: facts not retrieved (%s)", exc)
+            return []
+
+    def schedule_consolidation(self, session_id: str, user_message: str) -> None:
+        if not self.settings.memory_consolidation:
+            return
+        task = asyncio.get_running_loop().create_task(self.consolidate(session_id, user_message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def consolidate(self, session_id: str, user_message: str) -> list[str]:
+        """Learn facts from the user's own self-statements in ``user_message``; returns the stored ids."""
+        try:
+            facts, verdicts = await extract_facts(self.model_client, self.settings.ollama_model, user_message)
+        except ModelError as exc:
+            log.warning("memory: consolidation skipped (%s)", exc)
+            return []
+        self.last_verdicts[session_id] = verdicts
+        stored = []
+        for fact in facts:
+            fid = await self.semantic.add(fact, session_id=session_id)
+            if fid:
+                stored.append(fid)
+        return stored
+
+    # -- procedural ---------------------------------------------------------------------------------
+    async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]:
+        if not self.settings.procedural_memory_enabled:
+            return []
+        try:
+            found = await self.procedural.hints(task, min_relevance=min_relevance)
+        except ModelError as exc:
+            log.warning("memory: no tool hints (%s)", exc)
+            return []
+        # Hints carry tool names only: the earlier task's text never reaches the planner.
+        return [ToolPattern(task="", tools=p.tools, steps=p.steps, score=p.score) for _, p in found]
+
+    async def record_tool_pattern(
+        self, task: str, tools: list[str], steps: int, *, hinted: bool = False, steered: bool = False
+    ) -> None:
+        await self.learn_tool_pattern(task, tools, steps, hinted=hinted, steered=steered)
+
+    async def learn_tool_pattern(
+        self,
+        task: str,
+        tools: list[str],
+        steps: int,
+        *,
+        hinted: bool = False,
+        steered: bool = False,
+        success: bool = True,
+    ) -> LearnDecision:
+        """Like :meth:`record_tool_pattern`, and says whether (and why not) it learned."""
+        if not self.settings.procedural_memory_enabled:
+            return LearnDecision(False, "procedural memory is off")
+        return await self.procedural.record(
+            task, tools, steps, success=success, hinted=hinted, steered=steered
+        )
+
+    # -- commands -----------------------------------------------------------------------------------
+    async def search(
+        self, query: str, types: list[MemoryType] | None = None, limit: int = 10
+    ) -> list[MemoryHit]:
+        wanted = set(types or ("semantic", "procedural", "episodic"))
+        hits: list[MemoryHit] = []
+        if "semantic" in wanted:
+            for f in await self.semantic.related(query, limit=limit):
+                hits.append(
+                    MemoryHit(
+                        id=f.id,
+                        type="semantic",
+                        content=f.content,
+                        score=round(f.score, 4),
+                        metadata=_scalars(f.metadata),
+                    )
+                )
+        if "procedural" in wanted:
+            for pid, p in await self.procedural.hints(query, min_relevance=0.0, limit=limit):
+                hits.append(
+                    MemoryHit(
+                        id=pid,
+                        type="procedural",
+                        content=f"{p.task} → {', '.join(p.tools)}",
+                        score=round(p.score, 4),
+                        metadata={"tools": ",".join(p.tools), "steps": p.steps},
+                    )
+                )
+        if "episodic" in wanted:
+            found = await asyncio.to_thread(self.episodic.search, query, limit)
+            for turn, score in found:
+                hits.append(
+                    MemoryHit(
+                        id=f"turn-{turn.id}",
+                        type="episodic",
+                        content=turn.content,
+                        score=round(score, 4),
+                        metadata={"session_id": turn.session_id, "role": turn.role, "created": turn.created},
+                    )
+                )
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    async def forget(self, memory_id: str) -> bool:
+        """Delete one fact (``fact-…``) or tool sequence (``proc-…``); ``turn-<n>`` deletes one turn."""
+        if memory_id.startswith("fact-"):
+            return await self.semantic.delete(memory_id)
+        if memory_id.startswith("proc-"):
+            return await self.procedural.delete(memory_id)
+        if memory_id.startswith("turn-") and memory_id[5:].isdigit():
+            return await asyncio.to_thread(self.episodic.delete_turn, int(memory_id[5:]))
+        return False
+
+    async def reset(self) -> None:
+        """Delete all memory: chat history, facts, tool sequences and the document index."""
+        await self.wait_idle()
+        await asyncio.to_thread(self.episodic.reset)
+        for store in (self.semantic, self.procedural):
+            ids = (await asyncio.to_thread(store.collection.get, include=[]))["ids"]
+            for start in range(0, len(ids), 1000):
+                await asyncio.to_thread(store.collection.delete, ids=ids[start : start + 1000])
+        await self.doc_index.reset()
+
+
+def _scalars(meta: dict[str, Any]) -> dict[str, str | int | float]:
+    return {k: v for k, v in meta.items() if isinstance(v, str | int | float)}

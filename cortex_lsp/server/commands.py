@@ -1,0 +1,221 @@
+"""``workspace/executeCommand`` handlers: parse arguments → call plain modules → return JSON results."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from cortex_lsp.agent.deps import AgentDeps, Emit
+from cortex_lsp.agent.kernel import AgentKernel
+from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord, Selection
+from cortex_lsp.guards.paths import PathRefused, read_text_file, resolve_in_roots
+from cortex_lsp.models.base import ModelError
+from cortex_lsp.ports import AgentEvent
+from cortex_lsp.server import services
+from cortex_lsp.server.app import CortexServer
+from cortex_lsp.server.arguments import (
+    AskArgs,
+    ExplainArgs,
+    ForgetArgs,
+    MemorySearchArgs,
+    NoArgs,
+    RangeArg,
+    ResetArgs,
+    RunArgs,
+    parse_args,
+)
+from cortex_lsp.server.documents import LspWorkspace
+
+log = logging.getLogger("cortex.commands")
+
+COMMANDS = (
+    "cortex.ask",
+    "cortex.explain",
+    "cortex.run",
+    "cortex.session.new",
+    "cortex.memory.search",
+    "cortex.memory.sessions",
+    "cortex.memory.forget",
+    "cortex.memory.reset",
+    "cortex.doctor",
+)
+
+
+def _document_text(ls: CortexServer, uri: str, field: str = "uri") -> tuple[str, Path | None, str]:
+    """The text of ``uri`` (the editor's buffer if open, else the file inside a root)."""
+    if not uri.startswith("file:"):
+        raise JsonRpcInvalidParams(f"{field}: only file: URIs are supported, got {uri[:80]!r}")
+    doc = ls.workspace.text_documents.get(uri)
+    fs = to_fs_path(uri)
+    path = Path(fs) if fs else None
+    if doc is not None:
+        return doc.source, path, doc.language_id or ""
+    if path is None:
+        raise JsonRpcInvalidParams(f"{field}: cannot map {uri!r} to a file")
+    try:
+        target = resolve_in_roots(str(path), ls.roots, protected=ls.protected_dirs(), must_exist=True)
+        return read_text_file(target), target.path, ""
+    except PathRefused as exc:
+        raise JsonRpcInvalidParams(f"{field}: {exc}") from None
+
+
+def _slice(text: str, rng: RangeArg | None) -> tuple[str, int, int]:
+    lines = text.split("\n")
+    if rng is None:
+        return text, 0, max(len(lines) - 1, 0)
+    if rng.start.line > rng.end.line or (rng.start.line == rng.end.line and rng.start.character > rng.end.character):
+        raise JsonRpcInvalidParams("range: start is after end")
+    start, end = rng.start, rng.end
+    if start.line >= len(lines):
+        raise JsonRpcInvalidParams(f"range: line {start.line} is past the end of the document ({len(lines)} lines)")
+    end_line = min(end.line, len(lines) - 1)
+    if start.line == end_line:
+        chunk = lines[start.line][start.character:end.character]
+    else:
+        chunk = "\n".join([lines[start.line][start.character:], *lines[start.line + 1:end_line],
+                           lines[end_line][: end.character]])
+    if not chunk.strip():  # an empty selection means the whole line
+        chunk = lines[start.line]
+    return chunk, start.line, end_line
+
+
+def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None) -> Selection | None:
+    if not uri:
+        if rng is not None:
+            raise JsonRpcInvalidParams("range: needs uri")
+        return None
+    text, path, language = _document_text(ls, uri)
+    chunk, first, last = _slice(text, rng)
+    return Selection(uri=uri, text=chunk, path=path, language=language, start_line=first, end_line=last)
+
+
+async def _session(ls: CortexServer, session_id: str | None) -> str:
+    if session_id:
+        return session_id
+    memory = await ls.memory()
+    root = str(ls.roots[0]) if ls.roots else ""
+    return await memory.new_session(root)
+
+
+async def agent_deps(ls: CortexServer) -> AgentDeps:
+    model = await ls.model()
+    memory = await ls.memory()
+    return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls),
+                     workspace=LspWorkspace(ls), edits=ls.edits)
+
+
+def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-untyped-def]
+    async def body(emit: Emit, record: RunRecord) -> AgentResult:
+        try:
+            deps = await agent_deps(ls)
+        except ModelError as exc:
+            emit(AgentEvent("error", {"message": exc.user_message()}))
+            return record.result("model_unavailable", answer=exc.user_message())
+        info = ls.backend_info
+        record.backend = getattr(info, "backend", deps.model.backend)
+        return await AgentKernel(deps).run(request, emit, record)
+
+    return body
+
+
+async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool) -> dict[str, Any]:
+    msg_id = ls.protocol.msg_id
+    return await ls.runs.execute(
+        title=title,
+        session_id=request.session_id,
+        body=_agent_body(ls, request),
+        wait=wait,
+        work_done_token=ls.command_tokens.get(msg_id),
+        msg_id=msg_id,
+    )
+
+
+async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    a = parse_args("cortex.ask", AskArgs, args)
+    selection = _selection(ls, a.uri, a.range)
+    request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
+                           selection=selection, orchestration=a.orchestration, mode="ask")
+    return await _run_agent(ls, "Cortex: Ask", request, a.wait)
+
+
+async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    a = parse_args("cortex.explain", ExplainArgs, args)
+    selection = _selection(ls, a.uri, a.range)
+    diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
+    message = "Explain this error." if diagnostic else "Explain this code."
+    request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
+                           diagnostic=diagnostic, mode="explain")
+    return await _run_agent(ls, "Cortex: Explain", request, a.wait)
+
+
+async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    a = parse_args("cortex.run", RunArgs, args)
+    selection = _selection(ls, a.uri, a.range)
+    assert selection is not None
+    return await services.run_code(ls, selection.text)
+
+
+async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    parse_args("cortex.session.new", NoArgs, args)
+    return {"session_id": await _session(ls, None)}
+
+
+async def memory_search(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    a = parse_args("cortex.memory.search", MemorySearchArgs, args)
+    memory = await ls.memory()
+    hits = await memory.search(a.query, list(a.types) if a.types else None, a.limit)
+    return {"results": [{"id": h.id, "type": h.type, "content": h.content, "score": round(h.score, 4),
+                         "metadata": dict(h.metadata)} for h in hits]}
+
+
+async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    parse_args("cortex.memory.sessions", NoArgs, args)
+    memory = await ls.memory()
+    return {"sessions": [{"id": s.id, "root": s.root, "title": s.title, "turns": s.turns,
+                          "last_activity": s.last_activity} for s in await memory.sessions()]}
+
+
+async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    a = parse_args("cortex.memory.forget", ForgetArgs, args)
+    memory = await ls.memory()
+    deleted = await memory.forget(a.id)
+    return {"id": a.id, "deleted": deleted}
+
+
+async def memory_reset(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    parse_args("cortex.memory.reset", ResetArgs, args)
+    memory = await ls.memory()
+    await memory.reset()
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message="Cortex: all memory deleted."))
+    return {"reset": True}
+
+
+async def doctor(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    parse_args("cortex.doctor", NoArgs, args)
+    from cortex_lsp.doctor import run_checks
+
+    checks = await run_checks(ls.settings, ls.roots, settings_messages=ls.loaded.messages)
+    return {"ok": all(c.ok for c in checks), "checks": [c.as_dict() for c in checks]}
+
+
+HANDLERS = {
+    "cortex.ask": ask,
+    "cortex.explain": explain,
+    "cortex.run": run,
+    "cortex.session.new": session_new,
+    "cortex.memory.search": memory_search,
+    "cortex.memory.sessions": memory_sessions,
+    "cortex.memory.forget": memory_forget,
+    "cortex.memory.reset": memory_reset,
+    "cortex.doctor": doctor,
+}
+
+
+def register(server: CortexServer) -> None:
+    for name in COMMANDS:
+        server.command(name)(HANDLERS[name])

@@ -1,0 +1,130 @@
+"""The edit sink: the one way Cortex writes anything.
+
+A proposed write is checked again by the path guards (inside an allowed root after links, no hidden or
+system paths, allowed extension, size), then becomes one labelled ``workspace/applyEdit``: a
+``CreateFile`` (``overwrite: false``) plus the text, or a replace of the whole document when
+overwriting was allowed. The editor applies it (and can show, confirm and undo it) or declines;
+nothing is written by any other route.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from cortex_lsp.guards.paths import PathRefused, check_write, resolve_in_roots
+from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
+from cortex_lsp.server.capabilities import (
+    supports_apply_edit,
+    supports_change_annotations,
+    supports_create_file,
+    supports_document_changes,
+)
+
+if TYPE_CHECKING:
+    from cortex_lsp.server.app import CortexServer
+
+log = logging.getLogger("cortex.edits")
+ANNOTATION_ID = "cortex-write"
+NO_APPLY_EDIT = (
+    "Not written: this editor does not accept workspace edits (workspace/applyEdit), so Cortex cannot "
+    "write files here. The text is in the answer instead."
+)
+
+
+def _end_of(text: str) -> types.Position:
+    lines = text.split("\n")
+    return types.Position(line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2)
+
+
+class LspEditSink:
+    def __init__(self, server: CortexServer) -> None:
+        self.server = server
+
+    async def propose(self, request: EditRequest) -> EditOutcome:
+        settings = self.server.settings
+        uri = request.path.as_uri()
+        exists = request.path.exists() or self._open_text(uri) is not None
+        kind: EditKind = "replace" if exists else "create"
+        caps = self.server.client_capabilities
+        try:
+            target = resolve_in_roots(str(request.path), self.server.roots,
+                                      protected=self.server.protected_dirs())
+            check_write(target, request.text, allowed_extensions=settings.allowed_write_extensions,
+                        max_bytes=settings.max_write_bytes)
+        except PathRefused as exc:
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=str(exc))
+        if target.path != request.path.resolve():
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not written: the path changed on resolution.")
+        if not supports_apply_edit(caps):
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=NO_APPLY_EDIT)
+        if exists and not request.overwrite:
+            return EditOutcome(uri=uri, kind=kind, applied=False,
+                               reason=f"Not written: {target.relative} already exists and replacing it was not asked for.")
+        label = request.label or f"Cortex: {'replace' if exists else 'create'} {target.relative}"
+        edit = self._build_edit(uri, target.path, request.text, exists, label)
+        if edit is None:
+            return EditOutcome(uri=uri, kind=kind, applied=False,
+                               reason="Not written: this editor cannot create files through workspace edits.")
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=label)
+            )
+        except Exception as exc:
+            log.warning("applyEdit failed: %s", exc)
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"The editor did not apply the edit: {exc}")
+        if not result.applied:
+            why = result.failure_reason or "the editor declined it"
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"Not written: {why}.")
+        return EditOutcome(uri=uri, kind=kind, applied=True)
+
+    def _open_text(self, uri: str) -> str | None:
+        doc = self.server.workspace.text_documents.get(uri)
+        return doc.source if doc is not None else None
+
+    def _build_edit(self, uri: str, path: Path, text: str, exists: bool, label: str) -> types.WorkspaceEdit | None:
+        caps = self.server.client_capabilities
+        annotated = supports_change_annotations(caps)
+        annotation_id = ANNOTATION_ID if annotated else None
+        annotations = (
+            {ANNOTATION_ID: types.ChangeAnnotation(label=label, needs_confirmation=self.server.settings.confirm_edits,
+                                                   description="Written by Cortex on your request")}
+            if annotated else None
+        )
+
+        def text_edit(range_: types.Range) -> types.TextEdit | types.AnnotatedTextEdit:
+            if annotation_id:
+                return types.AnnotatedTextEdit(range=range_, new_text=text, annotation_id=annotation_id)
+            return types.TextEdit(range=range_, new_text=text)
+
+        if exists:
+            open_text = self._open_text(uri)
+            current = open_text if open_text is not None else path.read_text(encoding="utf-8", errors="replace")
+            whole = types.Range(start=types.Position(0, 0), end=_end_of(current))
+            if supports_document_changes(caps):
+                doc = self.server.workspace.text_documents.get(uri)
+                version = doc.version if doc is not None else None
+                return types.WorkspaceEdit(
+                    document_changes=[types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                        edits=[text_edit(whole)])],
+                    change_annotations=annotations,
+                )
+            return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=text)]})
+        if not supports_create_file(caps):
+            return None
+        start = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+                                 annotation_id=annotation_id),
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                    edits=[text_edit(start)],
+                ),
+            ],
+            change_annotations=annotations,
+        )

@@ -1,0 +1,101 @@
+"""Lifecycle and document features: initialize (roots, settings), configuration sync, folder changes,
+progress cancellation, code actions, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from cortex_lsp.server import commands
+from cortex_lsp.server.app import CortexServer
+from cortex_lsp.server.capabilities import supports_configuration
+from cortex_lsp.server.code_actions import code_actions
+
+log = logging.getLogger("cortex.features")
+
+
+def _cortex_section(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        inner = value.get("cortex", value)
+        return inner if isinstance(inner, dict) else None
+    return None
+
+
+def register(server: CortexServer) -> None:
+    commands.register(server)
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: CortexServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        editor = _cortex_section(options) if options is not None else None
+        if options is not None and editor is None:
+            log.warning("initializationOptions.cortex is not an object; ignored")
+        ls.reload_settings(editor or {})
+        log.info("initialized", extra={"run_id": ""})
+
+    @server.feature(types.INITIALIZED)
+    async def on_initialized(ls: CortexServer, params: types.InitializedParams) -> None:
+        ls.mirror_logs()
+        if supports_configuration(ls.client_capabilities):
+            await _pull_configuration(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_config(ls: CortexServer, params: types.DidChangeConfigurationParams) -> None:
+        if supports_configuration(ls.client_capabilities):
+            await _pull_configuration(ls)
+            return
+        section = _cortex_section(params.settings)
+        if section is not None:
+            ls.reload_settings({**ls.editor_settings, **section})
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(ls: CortexServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # pygls has already updated ls.workspace; roots are derived from it. Folder config may differ.
+        ls.reload_settings()
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def on_cancel(ls: CortexServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.runs.cancel_by_token(params.token)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.Empty, types.CodeActionKind.QuickFix],
+            resolve_provider=False,
+        ),
+    )
+    def on_code_action(ls: CortexServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        if not uri.startswith("file:"):
+            return []
+        doc = ls.workspace.text_documents.get(uri)
+        source = doc.source if doc is not None else ""
+        language = (doc.language_id or "") if doc is not None else ""
+        return code_actions(uri, source, language, params)
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: CortexServer, *args: Any) -> None:
+        await ls.aclose()
+
+
+async def _pull_configuration(ls: CortexServer) -> None:
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="cortex")])),
+            timeout=5,
+        )
+    except Exception as exc:
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    value = result[0] if result else None
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning, message="Cortex settings: the 'cortex' section must be an object; ignored."))
+        return
+    ls.reload_settings({**ls.editor_settings, **value})

@@ -1,0 +1,62 @@
+"""Long-lived services the commands share (tool registry, sandbox pool), created on first use."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInternalError
+
+from cortex_lsp.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from cortex_lsp.server.app import CortexServer
+
+log = logging.getLogger("cortex.services")
+
+
+def sandbox_pool(ls: CortexServer) -> Any | None:
+    pool = ls.service("sandbox")
+    if pool is None:
+        try:
+            from cortex_lsp.tools.sandbox import SandboxPool
+        except ImportError:
+            return None
+        pool = SandboxPool(ls.settings)
+        ls.set_service("sandbox", pool)
+    return pool
+
+
+def tool_registry(ls: CortexServer) -> ToolRegistry:
+    key = ("registry", id(ls.settings))
+    cached = ls.service("registry")
+    if cached is not None and cached[0] == key:
+        return cached[1]  # type: ignore[no-any-return]
+    try:
+        from cortex_lsp.tools.builtin import build_registry
+    except ImportError:
+        registry = ToolRegistry()
+    else:
+        registry = build_registry(ls.settings, sandbox=sandbox_pool(ls))
+    ls.set_service("registry", (key, registry))
+    return registry
+
+
+async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
+    """``cortex.run``: the runnability check (no model call), then the sandbox."""
+    try:
+        from cortex_lsp.agent.runnability import cannot_run_reply
+    except ImportError:
+        cannot_run_reply = None  # type: ignore[assignment]
+    if cannot_run_reply is not None:
+        reason = cannot_run_reply(code)
+        if reason:
+            return {"ran": False, "reason": reason, "stdout": "", "stderr": "", "value": None, "error": None,
+                    "duration_ms": 0.0, "backend": None, "isolation": None}
+    pool = sandbox_pool(ls)
+    if pool is None:
+        raise JsonRpcInternalError("cortex.run is not available yet: the Python sandbox is not installed.")
+    result = await pool.run(code, roots=ls.roots)
+    return {"ran": not result.refused, "reason": result.error if result.refused else None,
+            "stdout": result.stdout, "stderr": result.stderr, "value": result.value, "error": result.error,
+            "duration_ms": result.duration_ms, "backend": result.backend, "isolation": result.isolation}

@@ -1,0 +1,107 @@
+"""The ``python_exec`` tool: run a Python snippet in the sandbox and report output, value and errors.
+
+The tool only formats; every rule (allowed imports, guarded attributes, read-only ``open()`` in the
+roots, limits, isolation) is enforced by :mod:`cortex_lsp.tools.sandbox`. A refusal is a failed result
+with ``data["refused"] = True`` so the agent can stop instead of retrying forbidden code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.sandbox.pool import SandboxPool, SandboxResult
+
+_ESCAPED_NEWLINES = re.compile(r"(?:\\r)?\\n")
+_ESCAPED_QUOTES = re.compile(r'\\(["\'])')
+
+
+def repair_code(code: str) -> str:
+    """Undo a small model's double escaping: ``print(1)\\nprint(2)`` with literal ``\\n`` / ``\\"``.
+
+    Only when the code does not parse as written and the repaired text does (so string literals that
+    really hold ``\\n`` are left alone).
+    """
+    if _parses(code) or ("\\n" not in code and '\\"' not in code and "\\'" not in code):
+        return code
+    candidate = code
+    if "\n" not in candidate:
+        candidate = _ESCAPED_NEWLINES.sub("\n", candidate).replace("\\t", "\t")
+    candidate = _ESCAPED_QUOTES.sub(r"\1", candidate)
+    return candidate if _parses(candidate) else code
+
+
+def _parses(code: str) -> bool:
+    try:
+        compile(code, "<check>", "exec", dont_inherit=True, flags=0x400)  # ast only: PyCF_ONLY_AST
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def format_result(result: SandboxResult, limit: int = 6000) -> str:
+    """The run as text for the model or the editor: output, value, error, and where it ran."""
+    parts: list[str] = []
+    if result.stdout:
+        parts.append(f"stdout:\n{result.stdout.rstrip()}")
+    if result.stderr:
+        parts.append(f"stderr:\n{result.stderr.rstrip()}")
+    if result.value is not None:
+        parts.append(f"value: {result.value}")
+    if result.error:
+        parts.append(f"error:\n{result.error}")
+    if not parts:
+        parts.append("(no output)")
+    parts.extend(f"note: {note}" for note in result.notes)
+    text = "\n".join(parts)
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+class PythonExecTool(BaseTool):
+    name = "python_exec"
+    description = (
+        "Run Python code in a sandbox and return its printed output and the value of its last line. "
+        "Only pure-computation modules can be imported (math, statistics, random, decimal, fractions, json, "
+        "datetime, itertools, functools, collections, re, string, ...). open() can read text files "
+        "inside the open folder (read-only); no writing files, no network, no subprocesses. Use it for "
+        "calculations, data transformation and checking code."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "Python source code to run"}},
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, pool: SandboxPool) -> None:
+        self._pool = pool
+        # The registry's limit for this tool covers the sandbox's own time limit plus a worker start.
+        self.timeout = pool.timeout_seconds + 5.0
+
+    def repair_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        args = dict(arguments)
+        if isinstance(args.get("code"), str):
+            args["code"] = repair_code(args["code"])
+        return args
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        code = str(arguments.get("code", ""))
+        if not code.strip():
+            return self.fail("No code was given.")
+        result = await self._pool.run(code, roots=list(context.workspace.roots))
+        data = {
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "value": result.value,
+            "error": result.error,
+            "refused": result.refused,
+            "backend": result.backend,
+            "isolation": result.isolation,
+            "duration_ms": result.duration_ms,
+        }
+        text = format_result(result)
+        if result.error:
+            return self.fail(text, data=data)
+        return self.ok(text, data=data)

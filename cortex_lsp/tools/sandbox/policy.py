@@ -1,0 +1,250 @@
+"""The compile-time half of the restricted backend: RestrictedPython's policy plus our AST rewrites.
+
+Runs inside the sandbox worker. On top of RestrictedPython's ``RestrictingNodeTransformer`` it adds what
+everyday snippets need, without widening what code can reach:
+
+- ``if __name__ == "__main__":`` bodies run (the test is replaced by ``True``);
+- ``d[k] += v`` and ``obj.attr += v`` become one guarded read-update-write call;
+- annotated assignments (``x: int = 1``, dataclass fields) are allowed;
+- more magic methods may be defined in classes (``__str__``, ``__len__``, ...), and ``super().__init__``
+  and friends are reachable through a guard that only accepts a ``super`` object and a fixed name list;
+- single-underscore names (``_cache``, ``self._items``) are allowed; dunder names stay refused, and names
+  ending in ``_`` stay reserved for the guards;
+- the trailing expression's value is kept in ``_repl_value_`` so it can be reported like a REPL.
+
+Imports, ``eval``/``exec``/``compile`` and other names the sandbox never provides are refused before the
+code runs, with a reason (:func:`static_refusals`).
+"""
+
+from __future__ import annotations
+
+import ast
+import typing
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+from RestrictedPython import compile_restricted_exec
+from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+
+SANDBOX_FILENAME = "<sandbox>"
+REPL_VALUE_NAME = "_repl_value_"
+
+#: Pure-computation modules code may import (and submodules listed explicitly).
+ALLOWED_MODULES = frozenset(
+    {
+        "math", "cmath", "statistics", "random", "decimal", "fractions", "numbers", "json", "datetime",
+        "itertools", "functools", "operator", "re", "string", "textwrap", "collections", "collections.abc",
+        "heapq", "bisect", "calendar", "uuid", "hashlib", "base64", "unicodedata", "typing", "enum",
+        "dataclasses", "time", "_strptime", "copy", "pprint", "abc",
+    }
+)
+
+#: Names the sandbox never provides; using them is refused up front with a reason.
+UNAVAILABLE_NAMES = {
+    "eval": "eval() runs unchecked code",
+    "exec": "exec() runs unchecked code",
+    "compile": "compile() makes unchecked code",
+    "globals": "globals() exposes the interpreter's internals",
+    "locals": "locals() exposes the interpreter's internals",
+    "vars": "vars() exposes the interpreter's internals",
+    "breakpoint": "there is no debugger in the sandbox",
+    "input": "input() needs a keyboard and the sandbox has none",
+    "exit": "exit() would stop the sandbox worker",
+    "quit": "quit() would stop the sandbox worker",
+}
+
+#: Magic methods a class defined in the sandbox may implement (Python calls them implicitly).
+EXTRA_MAGIC_METHODS = frozenset(
+    {
+        "__init__", "__post_init__", "__str__", "__repr__", "__format__", "__len__", "__iter__", "__next__",
+        "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__", "__missing__",
+        "__bool__", "__hash__", "__call__", "__enter__", "__exit__",
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+        "__add__", "__sub__", "__mul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__", "__divmod__",
+        "__pow__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__",
+        "__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__",
+        "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+        "__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__", "__index__", "__round__",
+    }
+)
+
+#: Dunder attributes reachable on a ``super()`` object (``super().__init__(...)``).
+SUPER_DUNDERS = EXTRA_MAGIC_METHODS
+
+
+def is_private_name(name: str) -> bool:
+    """A single-underscore name user code may use: not dunder, not a guard name (those end in ``_``)."""
+    return (
+        len(name) > 1
+        and name.startswith("_")
+        and not name.startswith("__")
+        and not name.endswith("_")
+        and name != "_print"
+    )
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    left, right = test.left, test.comparators[0]
+    pair = {type(left), type(right)}
+    if pair != {ast.Name, ast.Constant}:
+        return False
+    name = left if isinstance(left, ast.Name) else right
+    const = right if isinstance(right, ast.Constant) else left
+    return (
+        isinstance(name, ast.Name)
+        and name.id == "__name__"
+        and isinstance(const, ast.Constant)
+        and const.value == "__main__"
+    )
+
+
+_N = typing.TypeVar("_N", bound=ast.AST)
+
+
+def _located(new: _N, old: ast.AST) -> _N:
+    """``new`` with ``old``'s source position (on every node that lacks one)."""
+    ast.copy_location(new, old)
+    return ast.fix_missing_locations(new)
+
+
+def _call(func: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
+    return _located(ast.Call(func=ast.Name(func, ast.Load()), args=args, keywords=[]), like)
+
+
+class SandboxPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy with the rewrites listed in the module docstring."""
+
+    def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        if name is not None and is_private_name(name):
+            return
+        if (
+            name is not None
+            and allow_magic_methods
+            and name in EXTRA_MAGIC_METHODS
+            and getattr(node, "col_offset", 0) != 0
+        ):
+            return
+        super().check_name(node, name, allow_magic_methods)
+
+    def visit_If(self, node: ast.If) -> Any:
+        if _is_main_guard(node.test):
+            node.test = _located(ast.Constant(True), node.test)
+        return super().visit_If(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        value = node.value
+        if (
+            isinstance(node.ctx, ast.Load)
+            and node.attr in SUPER_DUNDERS
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+        ):
+            return _call("_super_attr_", [self.visit(value), ast.Constant(node.attr)], node)
+        if is_private_name(node.attr):
+            node = self.node_contents_visit(node)
+            if isinstance(node.ctx, ast.Load):
+                return _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
+            node.value = _call("_write_", [node.value], node.value)
+            return node
+        return super().visit_Attribute(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        target = node.target
+        op = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
+        if isinstance(target, ast.Subscript):
+            obj = self.visit(target.value)
+            key = self.visit(target.slice)
+            rhs = self.visit(node.value)
+            return _located(ast.Expr(_call("_augitem_", [obj, key, op, rhs], node)), node)
+        if isinstance(target, ast.Attribute):
+            if target.attr.startswith("_") and not is_private_name(target.attr):
+                self.error(node, f'"{target.attr}" is an invalid attribute name because it starts with "_"')
+                return node
+            obj = self.visit(target.value)
+            rhs = self.visit(node.value)
+            call = _call("_augattr_", [obj, ast.Constant(target.attr), op, rhs], node)
+            return _located(ast.Expr(call), node)
+        return super().visit_AugAssign(node)
+
+    def visit_Module(self, node: ast.Module) -> Any:
+        visited = super().visit_Module(node)
+        assert isinstance(visited, ast.Module)
+        node = visited
+        if node.body and isinstance(node.body[-1], ast.Expr):
+            last = node.body[-1]
+            assign = ast.Assign(targets=[ast.Name(REPL_VALUE_NAME, ast.Store())], value=last.value)
+            node.body[-1] = _located(assign, last)
+        return node
+
+
+@dataclass
+class Compiled:
+    """The outcome of compiling a snippet: code to run, or why it was refused / is not Python."""
+
+    code: CodeType | None = None
+    refused: bool = False
+    error: str | None = None
+    value_names: list[str] = field(default_factory=list)
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets[-1:])
+    elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        targets = [stmt.target]
+    names: list[str] = []
+    for target in targets:
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            names += [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return names
+
+
+def static_refusals(tree: ast.Module) -> list[str]:
+    """Reasons to refuse before running: imports outside the allow-list, names the sandbox lacks."""
+    reasons: list[str] = []
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                reasons.append(f"line {line}: relative imports are not allowed in the sandbox")
+                continue
+            modules = [node.module or ""]
+        for module in modules:
+            if module not in ALLOWED_MODULES:
+                reasons.append(
+                    f"line {line}: import of {module!r} is not allowed in the sandbox "
+                    "(only pure-computation modules such as math, json, re, datetime, collections)"
+                )
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in UNAVAILABLE_NAMES:
+            reasons.append(f"line {line}: {node.id} is not available: {UNAVAILABLE_NAMES[node.id]}")
+    return list(dict.fromkeys(reasons))
+
+
+def compile_snippet(source: str) -> Compiled:
+    """Parse, check and restricted-compile ``source`` for the sandbox."""
+    try:
+        tree = ast.parse(source, SANDBOX_FILENAME, "exec")
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        return Compiled(error=f"SyntaxError: {where}{exc.msg}")
+    reasons = static_refusals(tree)
+    if reasons:
+        return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(reasons))
+    value_names = _assigned_names(tree.body[-1]) if tree.body else []
+    result = compile_restricted_exec(tree, filename=SANDBOX_FILENAME, policy=SandboxPolicy)
+    if result.errors or result.code is None:
+        return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(result.errors))
+    return Compiled(code=result.code, value_names=value_names)

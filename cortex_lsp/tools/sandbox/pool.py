@@ -1,0 +1,297 @@
+"""The warm worker pool: the server-side half of the Python sandbox.
+
+A worker is a fresh Python process (inside bubblewrap where available) that has already imported the
+sandbox and the allowed modules and waits for one snippet. :meth:`SandboxPool.run` takes the waiting
+worker, immediately starts its replacement, sends the snippet, waits at most
+``code_exec_timeout_seconds`` and then discards the worker whatever happened (so no state or damage
+carries over). A worker started for other roots is replaced, since the roots are bound into its
+isolation when it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import struct
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cortex_lsp.config import Settings
+from cortex_lsp.tools.sandbox.isolation import IsolationPlan, bwrap_argv, plan_isolation, worker_command
+
+MAX_CODE_CHARS = 200_000
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
+STARTUP_TIMEOUT_SECONDS = 30.0
+_HEADER = struct.Struct(">I")
+
+
+@dataclass
+class SandboxResult:
+    """The outcome of one run. ``refused``: the sandbox refused the code (policy), rather than the code
+    failing while it ran. ``isolation``: ``"bwrap"`` or ``"none (<why>)"``."""
+
+    stdout: str
+    stderr: str
+    value: str | None
+    error: str | None
+    duration_ms: float
+    backend: str = "restricted"
+    isolation: str = "none"
+    refused: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class SandboxStartError(RuntimeError):
+    """A worker could not be started (bubblewrap failure, missing interpreter, ...)."""
+
+
+@dataclass
+class _Worker:
+    proc: asyncio.subprocess.Process
+    roots: tuple[str, ...]
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload).encode("utf-8")
+    return _HEADER.pack(len(body)) + body
+
+
+async def _read_reply(stream: asyncio.StreamReader) -> dict[str, Any]:
+    header = await stream.readexactly(_HEADER.size)
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_REPLY_BYTES:
+        raise ValueError(f"reply of {size} bytes is too large")
+    data = json.loads((await stream.readexactly(size)).decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("reply is not an object")
+    return data
+
+
+def _roots_key(roots: list[Path]) -> tuple[str, ...]:
+    return tuple(os.path.realpath(r) for r in roots)
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def _describe_exit(returncode: int | None, timeout: float) -> str:
+    if returncode is None:
+        return "The sandbox worker stopped answering."
+    if returncode < 0:
+        sig = -returncode
+        if sig == signal.SIGXCPU:
+            return f"Stopped: the code used more than its CPU time limit ({timeout:g} s)."
+        if sig == signal.SIGKILL:
+            return "Stopped: the sandbox worker was killed (memory or process limit)."
+        if sig == signal.SIGSEGV:
+            return "Stopped: the sandbox worker crashed (stack overflow: recursion too deep?)."
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return f"Stopped: the sandbox worker ended on signal {name}."
+    return f"Stopped: the sandbox worker exited with status {returncode}."
+
+
+class SandboxPool:
+    """Runs Python snippets in recycled, pre-started sandbox workers."""
+
+    def __init__(self, settings: Settings, *, keep_warm: bool = True) -> None:
+        self._settings = settings
+        self._keep_warm = keep_warm
+        self._plan: IsolationPlan | None = None
+        self._plan_lock: asyncio.Lock | None = None
+        self._take_lock: asyncio.Lock | None = None
+        self._warm: asyncio.Task[_Worker] | None = None
+        self._warm_roots: tuple[str, ...] = ()
+        self._reapers: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    @property
+    def timeout_seconds(self) -> float:
+        """The per-snippet time limit (``code_exec_timeout_seconds``)."""
+        return self._settings.code_exec_timeout_seconds
+
+    # -- isolation -------------------------------------------------------------------------------
+    async def isolation(self) -> IsolationPlan:
+        """The isolation plan (probed once, off the event loop)."""
+        if self._plan is None:
+            if self._plan_lock is None:
+                self._plan_lock = asyncio.Lock()
+            async with self._plan_lock:
+                if self._plan is None:
+                    self._plan = await asyncio.to_thread(plan_isolation, self._settings)
+        return self._plan
+
+    # -- workers ---------------------------------------------------------------------------------
+    async def _spawn(self, roots: tuple[str, ...]) -> _Worker:
+        plan = await self.isolation()
+        if plan.bwrap:
+            argv = bwrap_argv(plan.bwrap, worker_command(), [Path(r) for r in roots])
+        else:
+            argv = worker_command(parent_pid=os.getpid())
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        try:
+            hello = await asyncio.wait_for(_read_reply(proc.stdout), STARTUP_TIMEOUT_SECONDS)
+            if not hello.get("ready"):
+                raise ValueError("unexpected greeting")
+        except (asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
+            _kill(proc)
+            detail = ""
+            if proc.stderr is not None:
+                with contextlib.suppress(TimeoutError):
+                    detail = (await asyncio.wait_for(proc.stderr.read(4000), 2)).decode("utf-8", "replace")
+            await self._reap(proc)
+            raise SandboxStartError(f"the sandbox worker did not start: {detail.strip() or exc!r}") from None
+        except BaseException:  # cancelled while starting: don't leave the process behind
+            self._discard(_Worker(proc=proc, roots=roots))
+            raise
+        return _Worker(proc=proc, roots=roots)
+
+    async def _reap(self, proc: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(Exception):
+            await proc.wait()
+
+    def _discard(self, worker: _Worker) -> None:
+        _kill(worker.proc)
+        for stream in (worker.proc.stdin,):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
+        task = asyncio.ensure_future(self._reap(worker.proc))
+        self._reapers.add(task)
+        task.add_done_callback(self._reapers.discard)
+
+    def _start_warm(self, roots: tuple[str, ...]) -> None:
+        self._warm = asyncio.ensure_future(self._spawn(roots))
+        self._warm_roots = roots
+
+    async def _drop_warm(self) -> None:
+        task, self._warm = self._warm, None
+        if task is None:
+            return
+        if task.done():
+            with contextlib.suppress(BaseException):
+                self._discard(task.result())
+            return
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+    async def prewarm(self, roots: list[Path]) -> None:
+        """Start a worker for ``roots`` now so the first run is fast (optional)."""
+        key = _roots_key(roots)
+        if self._take_lock is None:
+            self._take_lock = asyncio.Lock()
+        async with self._take_lock:
+            if self._warm is None or self._warm_roots != key:
+                await self._drop_warm()
+                self._start_warm(key)
+
+    async def wait_ready(self) -> None:
+        """Wait until the waiting worker (if any) has started."""
+        task = self._warm
+        if task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(task)
+
+    async def _take(self, roots: tuple[str, ...]) -> _Worker:
+        if self._take_lock is None:
+            self._take_lock = asyncio.Lock()
+        async with self._take_lock:
+            task = self._warm if self._warm_roots == roots else None
+            if task is None:
+                await self._drop_warm()
+            self._warm = None
+            if task is None:
+                task = asyncio.ensure_future(self._spawn(roots))
+            if self._keep_warm and not self._closed:
+                self._start_warm(roots)
+        worker = await task
+        if worker.proc.returncode is not None:  # died while waiting: start a fresh one
+            self._discard(worker)
+            worker = await self._spawn(roots)
+        return worker
+
+    # -- the public API --------------------------------------------------------------------------
+    async def run(self, code: str, *, roots: list[Path]) -> SandboxResult:
+        """Run ``code`` in a fresh worker; never raises for the code's faults."""
+        plan = await self.isolation()
+        isolation = plan.label
+        started = time.perf_counter()
+
+        def result(**values: Any) -> SandboxResult:
+            base: dict[str, Any] = dict(stdout="", stderr="", value=None, error=None, isolation=isolation)
+            base.update(values)
+            return SandboxResult(duration_ms=(time.perf_counter() - started) * 1000, **base)
+
+        if self._closed:
+            return result(error="The sandbox is shut down.")
+        if plan.refuse:
+            return result(
+                refused=True,
+                error=f"Not run: sandbox_isolation requires bubblewrap, but {plan.detail}. "
+                "Install it (apt-get install -y bubblewrap) or set sandbox_isolation to auto.",
+            )
+        if len(code) > MAX_CODE_CHARS:
+            return result(refused=True, error=f"Not run: the code is over {MAX_CODE_CHARS} characters.")
+        key = _roots_key(roots)
+        try:
+            worker = await self._take(key)
+        except SandboxStartError as exc:
+            return result(error=f"Not run: {exc}")
+        timeout = self._settings.code_exec_timeout_seconds
+        request = {"code": code, "roots": list(key), "timeout": timeout, "memory_bytes": MEMORY_LIMIT_BYTES}
+        started = time.perf_counter()
+        try:
+            assert worker.proc.stdin is not None and worker.proc.stdout is not None
+            worker.proc.stdin.write(_encode(request))
+            await worker.proc.stdin.drain()
+            reply = await asyncio.wait_for(_read_reply(worker.proc.stdout), timeout)
+        except TimeoutError:
+            return result(error=f"Stopped: the code ran longer than the time limit ({timeout:g} s).")
+        except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError, ValueError):
+            _kill(worker.proc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(worker.proc.wait(), 5)
+            return result(error=_describe_exit(worker.proc.returncode, timeout))
+        finally:
+            self._discard(worker)
+        return result(
+            stdout=str(reply.get("stdout") or ""),
+            stderr=str(reply.get("stderr") or ""),
+            value=reply.get("value") if isinstance(reply.get("value"), str) else None,
+            error=reply.get("error") if isinstance(reply.get("error"), str) else None,
+            refused=bool(reply.get("refused")),
+            notes=[str(n) for n in reply.get("notes") or []],
+        )
+
+    async def aclose(self) -> None:
+        """Stop the waiting worker and reap every discarded one."""
+        self._closed = True
+        await self._drop_warm()
+        if self._reapers:
+            await asyncio.gather(*list(self._reapers), return_exceptions=True)

@@ -1,0 +1,270 @@
+-- The answer window: a transcript of runs rebuilt from `cortex/event` notifications and command
+-- results, shown in a floating window that updates while a run streams (without taking focus).
+local M = {}
+M.__index = M
+
+local MAX_RUNS = 20
+
+local function str(value, fallback)
+  if type(value) == 'string' then
+    return value
+  end
+  if value == nil or value == vim.NIL then
+    return fallback or ''
+  end
+  local ok, encoded = pcall(vim.fn.json_encode, value)
+  return ok and encoded or tostring(value)
+end
+
+local function basename(uri)
+  local name = str(uri):match('([^/]+)$') or str(uri)
+  return (name:gsub('%%(%x%x)', function(h)
+    return string.char(tonumber(h, 16))
+  end))
+end
+
+function M.summary(result)
+  local parts = { str(result.stop_reason, 'done') }
+  local calls = type(result.tool_calls) == 'table' and #result.tool_calls or 0
+  local edits = type(result.edits) == 'table' and #result.edits or 0
+  if calls > 0 then
+    table.insert(parts, calls .. ' tool call' .. (calls == 1 and '' or 's'))
+  end
+  if edits > 0 then
+    table.insert(parts, edits .. ' edit' .. (edits == 1 and '' or 's'))
+  end
+  if type(result.elapsed_ms) == 'number' then
+    table.insert(parts, string.format('%.1f s', result.elapsed_ms / 1000))
+  end
+  return table.concat(parts, ' · ')
+end
+
+function M.new(opts)
+  local self = setmetatable({}, M)
+  self.opts = opts or {}
+  self.runs = {}
+  self.counter = 0
+  self.buf = nil
+  self.win = nil
+  self.current = nil
+  return self
+end
+
+function M:_push(run)
+  table.insert(self.runs, run)
+  while #self.runs > MAX_RUNS do
+    table.remove(self.runs, 1)
+  end
+  self.current = run
+end
+
+function M:_find(key)
+  for _, run in ipairs(self.runs) do
+    if run.key == key then
+      return run
+    end
+  end
+end
+
+-- Start a run the user asked for; the first event with an unknown run id attaches to it.
+function M:begin(title)
+  self.counter = self.counter + 1
+  local run = { key = 'local-' .. self.counter, title = title, blocks = {}, streamed = false, finished = false }
+  self:_push(run)
+  return run.key
+end
+
+function M:_run_for(run_id)
+  for _, run in ipairs(self.runs) do
+    if run.run_id == run_id then
+      return run
+    end
+  end
+  for _, run in ipairs(self.runs) do
+    if run.run_id == nil and not run.finished and #run.blocks == 0 then
+      run.run_id = run_id
+      return run
+    end
+  end
+  local run = { key = 'run-' .. run_id, run_id = run_id, title = 'Cortex', blocks = {}, streamed = false, finished = false }
+  self:_push(run)
+  return run
+end
+
+local function append_text(run, text)
+  if text == '' then
+    return
+  end
+  run.streamed = true
+  local last = run.blocks[#run.blocks]
+  if last and last.kind == 'text' then
+    last.text = last.text .. text
+  else
+    table.insert(run.blocks, { kind = 'text', text = text })
+  end
+end
+
+local function finish(run, data)
+  if run.finished then
+    return
+  end
+  if not run.streamed and type(data.answer) == 'string' then
+    append_text(run, data.answer)
+  end
+  table.insert(run.blocks, { kind = 'done', text = M.summary(data) })
+  run.finished = true
+end
+
+-- Apply one `cortex/event` ({run_id, type, data}); returns the run's key.
+function M:apply(event)
+  local run = self:_run_for(str(event.run_id))
+  local d = type(event.data) == 'table' and event.data or {}
+  local t = event.type
+  if t == 'plan' then
+    local steps = {}
+    for i, s in ipairs(type(d.steps) == 'table' and d.steps or {}) do
+      steps[i] = str(s)
+    end
+    table.insert(run.blocks, { kind = 'plan', plan_kind = str(d.kind, 'direct'), steps = steps })
+  elseif t == 'step_start' then
+    table.insert(run.blocks, { kind = 'line', text = '▶ ' .. str(d.description or d.step) })
+  elseif t == 'tool_call' then
+    table.insert(run.blocks, { kind = 'line', text = '🔧 ' .. str(d.tool, 'tool') .. ' ' .. str(d.arguments, '{}') })
+  elseif t == 'tool_result' then
+    local mark = d.success == false and '✘ ' or '✔ '
+    local out = str(d.output):gsub('\n.*', ' …')
+    table.insert(run.blocks, { kind = 'line', text = mark .. str(d.tool, 'tool') .. (out ~= '' and (': ' .. out) or '') })
+  elseif t == 'token' then
+    append_text(run, str(d.value))
+  elseif t == 'edit' then
+    local state = d.applied == true and 'applied — :write it to keep it' or ('not applied: ' .. str(d.reason))
+    table.insert(run.blocks, { kind = 'line', text = '✏ ' .. str(d.kind, 'edit') .. ' ' .. basename(d.uri) .. ' — ' .. state })
+  elseif t == 'error' then
+    table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. str(d.message, 'error') })
+  elseif t == 'done' then
+    finish(run, d)
+  end
+  self.current = run
+  return run.key
+end
+
+-- The command's own result (fills in an answer that was not streamed).
+function M:complete(key, result)
+  local run = self:_find(key)
+  if run and type(result) == 'table' then
+    finish(run, result)
+  end
+end
+
+function M:fail(key, message)
+  local run = self:_find(key)
+  if run then
+    table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. message })
+    run.finished = true
+  end
+end
+
+function M:note(title, lines)
+  self.counter = self.counter + 1
+  local run = { key = 'local-' .. self.counter, title = title, blocks = {}, finished = true }
+  for _, l in ipairs(lines) do
+    table.insert(run.blocks, { kind = 'line', text = l })
+  end
+  self:_push(run)
+  return run.key
+end
+
+-- The current run as buffer lines.
+function M:lines(run)
+  run = run or self.current
+  if not run then
+    return { '(no answer yet)' }
+  end
+  local out = { '# ' .. run.title, '' }
+  local function add(text)
+    for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
+      table.insert(out, l)
+    end
+  end
+  for _, b in ipairs(run.blocks) do
+    if b.kind == 'plan' then
+      add('Plan (' .. b.plan_kind .. '):')
+      for i, s in ipairs(b.steps) do
+        add(string.format('  %d. %s', i, s))
+      end
+    elseif b.kind == 'text' then
+      add(b.text)
+    elseif b.kind == 'done' then
+      add('')
+      add('— ' .. b.text)
+    else
+      add(b.text)
+    end
+  end
+  if not run.finished then
+    add('')
+    add('… working')
+  end
+  return out
+end
+
+function M:text(run)
+  return table.concat(self:lines(run), '\n')
+end
+
+-- Float ---------------------------------------------------------------------------------------
+function M:_ensure_buf()
+  if self.buf and vim.api.nvim_buf_is_valid(self.buf) then
+    return self.buf
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+  pcall(vim.api.nvim_buf_set_name, buf, 'cortex://answer')
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '<cmd>close<cr>', { noremap = true, silent = true })
+  self.buf = buf
+  return buf
+end
+
+function M:show(focus)
+  local buf = self:_ensure_buf()
+  if not (self.win and vim.api.nvim_win_is_valid(self.win)) then
+    local fopts = self.opts.float or {}
+    local cols, rows = vim.o.columns, vim.o.lines
+    local width = math.max(30, math.floor(cols * (fopts.width or 0.6)))
+    local height = math.max(6, math.floor(rows * (fopts.height or 0.5)))
+    self.win = vim.api.nvim_open_win(buf, focus == true, {
+      relative = 'editor',
+      width = math.min(width, cols - 2),
+      height = math.min(height, rows - 4),
+      row = math.floor((rows - height) / 2),
+      col = math.floor((cols - width) / 2),
+      style = 'minimal',
+      border = fopts.border or 'rounded',
+    })
+    vim.api.nvim_win_set_option(self.win, 'wrap', true)
+  elseif focus then
+    vim.api.nvim_set_current_win(self.win)
+  end
+  self:refresh()
+end
+
+function M:refresh()
+  if not (self.buf and vim.api.nvim_buf_is_valid(self.buf)) then
+    return
+  end
+  local lines = self:lines()
+  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  if self.win and vim.api.nvim_win_is_valid(self.win) then
+    pcall(vim.api.nvim_win_set_cursor, self.win, { #lines, 0 })
+  end
+end
+
+function M:close()
+  if self.win and vim.api.nvim_win_is_valid(self.win) then
+    vim.api.nvim_win_close(self.win, true)
+  end
+  self.win = nil
+end
+
+return M

@@ -1,0 +1,38 @@
+/**
+ * Markdown → HTML for the answer view. Raw HTML in answers is escaped, and an image is rendered as a
+ * link to its address (never an <img>): nothing in an answer can make the editor fetch anything.
+ */
+
+import MarkdownIt from "markdown-it";
+
+const SAFE_LINK = /^(https?:|file:|vscode:|#)/i;
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+export function createRenderer(): MarkdownIt {
+  const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
+  md.renderer.rules.image = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    const src = token.attrGet("src") ?? "";
+    const alt = self.renderInlineAsText(token.children ?? [], options, env) || "image";
+    const label = `🖼 ${escapeHtml(alt)}`;
+    if (!SAFE_LINK.test(src)) {
+      return `<span class="image-link" title="image not shown">${label}</span>`;
+    }
+    return `<a class="image-link" href="${escapeHtml(src)}" title="image not loaded: ${escapeHtml(src)}">${label}</a>`;
+  };
+  const defaultValidate = md.validateLink.bind(md);
+  md.validateLink = (url: string) => defaultValidate(url) && !/^data:/i.test(url.trim());
+  return md;
+}
+
+export function renderMarkdown(md: MarkdownIt, source: string): string {
+  return md.render(source);
+}

@@ -1,0 +1,90 @@
+import * as assert from "assert";
+import { AnswerTranscript, escapeMarkdown, fence, summarise } from "../src/answer";
+
+suite("AnswerTranscript", () => {
+  test("streams a run: plan, step, tool call, tokens, edit, done", () => {
+    const t = new AnswerTranscript();
+    t.begin("Ask: save it");
+    t.apply({ run_id: "r1", type: "plan", data: { kind: "tools", steps: ["Write notes.txt"] } });
+    t.apply({ run_id: "r1", type: "step_start", data: { step: 1, description: "Write notes.txt" } });
+    t.apply({ run_id: "r1", type: "tool_call", data: { tool: "write_file", arguments: { path: "notes.txt" } } });
+    t.apply({ run_id: "r1", type: "tool_result", data: { tool: "write_file", success: true, output: "created" } });
+    t.apply({ run_id: "r1", type: "token", data: { value: "Saved " } });
+    t.apply({ run_id: "r1", type: "token", data: { value: "it." } });
+    t.apply({ run_id: "r1", type: "edit", data: { uri: "file:///w/notes.txt", kind: "create", applied: true } });
+    const md = t.render();
+    assert.match(md, /### Ask: save it/);
+    assert.match(md, /1\. Write notes\\\.txt/);
+    assert.match(md, /write\\_file/);
+    assert.match(md, /Saved it\./);
+    assert.match(md, /notes\\\.txt — applied/);
+    assert.match(md, /…working/);
+    t.apply({ run_id: "r1", type: "done", data: { stop_reason: "answered", elapsed_ms: 1500, tool_calls: [{}], edits: [{}] } });
+    const done = t.render();
+    assert.doesNotMatch(done, /…working/);
+    assert.match(done, /answered · 1 tool call · 1 edit · 1\\\.5 s/);
+    assert.strictEqual(t.size, 1);
+  });
+
+  test("a result with no streamed tokens shows its answer once", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Explain a.py");
+    t.complete(key, { answer: "It adds numbers.", stop_reason: "answered" });
+    t.complete(key, { answer: "It adds numbers.", stop_reason: "answered" });
+    const md = t.render();
+    assert.strictEqual(md.split("It adds numbers.").length, 2);
+  });
+
+  test("streamed tokens are not repeated by the final result", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Ask");
+    t.apply({ run_id: "x", type: "token", data: { value: "Tokyo." } });
+    t.complete(key, { answer: "Tokyo.", stop_reason: "answered" });
+    assert.strictEqual(t.render().split("Tokyo.").length, 2);
+  });
+
+  test("events of a run started elsewhere get their own section", () => {
+    const t = new AnswerTranscript();
+    t.apply({ run_id: "a", type: "token", data: { value: "one" } });
+    t.apply({ run_id: "b", type: "token", data: { value: "two" } });
+    assert.strictEqual(t.size, 2);
+    assert.match(t.render(), /one[\s\S]*---[\s\S]*two/);
+  });
+
+  test("keeps at most 20 runs", () => {
+    const t = new AnswerTranscript();
+    for (let i = 0; i < 30; i++) {
+      t.note(`n${i}`, "x");
+    }
+    assert.strictEqual(t.size, 20);
+    assert.doesNotMatch(t.render(), /### n9\n/);
+    assert.match(t.render(), /### n29/);
+  });
+
+  test("error events and failures are shown", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Ask");
+    t.apply({ run_id: "e", type: "error", data: { message: "model unavailable" } });
+    t.fail(key, "boom");
+    const md = t.render();
+    assert.match(md, /\*\*Error:\*\* model unavailable/);
+    assert.match(md, /\*\*Error:\*\* boom/);
+  });
+});
+
+suite("markdown helpers", () => {
+  test("escapeMarkdown neutralises markup in user text", () => {
+    assert.strictEqual(escapeMarkdown("![x](http://a/b.png)"), "\\!\\[x\\]\\(http://a/b\\.png\\)");
+  });
+
+  test("fence is longer than any backtick run inside", () => {
+    const f = fence("a ```` b");
+    assert.ok(f.startsWith("`````\n"));
+    assert.ok(f.endsWith("\n`````"));
+  });
+
+  test("summarise counts calls and edits", () => {
+    assert.strictEqual(summarise({ stop_reason: "cancelled" }), "cancelled");
+    assert.strictEqual(summarise({ stop_reason: "answered", tool_calls: [{}, {}], elapsed_ms: 200 }), "answered · 2 tool calls · 0.2 s");
+  });
+});
