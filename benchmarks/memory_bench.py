@@ -31,13 +31,14 @@ from cortex_lsp.models.ollama_client import OllamaClient  # noqa: E402
 from tests.scripted_model import ScriptedModelServer  # noqa: E402
 
 SUBJECTS = ["prefers", "uses", "likes", "works with", "is learning", "avoids", "maintains", "writes", "reads"]
-OBJECTS = ["Python", "Rust", "Go", "TypeScript", "tea", "coffee", "Vim", "Emacs", "bullet points", "short answers",
-           "Linux", "macOS", "PostgreSQL", "SQLite", "Kubernetes", "Docker", "jazz", "chess", "cycling", "Berlin"]
+OBJECTS = ["Python", "Rust", "Go", "TypeScript", "tea", "coffee", "Vim", "Emacs", "bullet points",
+           "short answers", "Linux", "macOS", "PostgreSQL", "SQLite", "Kubernetes", "Docker", "jazz", "chess",
+           "cycling", "Berlin"]
 
 
 def make_facts(n: int, rng: random.Random) -> list[str]:
-    return [f"The user {rng.choice(SUBJECTS)} {rng.choice(OBJECTS)} for project {i} on team {rng.randint(1, 400)}"
-            for i in range(n)]
+    return [f"The user {rng.choice(SUBJECTS)} {rng.choice(OBJECTS)} for project {i} "
+            f"on team {rng.randint(1, 400)}" for i in range(n)]
 
 
 async def doc_hit_rates(memory: PersistentMemory, tmp: Path) -> dict[str, float]:
@@ -63,7 +64,7 @@ async def main(n_facts: int, n_queries: int) -> None:
     rng = random.Random(7)
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        settings = Settings(data_dir=tmp / "data", ollama_base_url=server.url)
+        settings = Settings.model_validate({"data_dir": tmp / "data", "ollama_base_url": server.url})
         client = OllamaClient(server.url)
         memory = await PersistentMemory(settings, client).open()
         started = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import sys
 from collections.abc import Sequence
@@ -95,7 +96,7 @@ async def run_checks(settings: Settings, roots: list[Path], *, settings_messages
     checks = await _model_checks(settings)
     checks.append(_data_dir_check(settings))
     checks.append(_roots_check(roots))
-    checks.append(_sandbox_check(settings))
+    checks.append(await asyncio.to_thread(_sandbox_check, settings))
     if settings_messages:
         checks.append(Check("settings", False, " ".join(settings_messages), "Fix the named settings.", warning=True))
     else:

@@ -42,6 +42,8 @@ class AgentRequest:
 class Plan:
     kind: PlanKind = "direct"
     steps: list[str] = field(default_factory=list)
+    #: tools the plan names, in order (internal; not part of the public result)
+    tools: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "steps": list(self.steps)}

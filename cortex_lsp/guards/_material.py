@@ -368,9 +368,16 @@ def strip_material(text: str) -> str:
     return _BLANKS.sub("\n", text).strip()
 
 
-@lru_cache(maxsize=256)
 def instruction(text: str) -> str:
-    """``strip_material(normalize(text))``, memoised (pure; one run asks about one message often)."""
+    """``strip_material(normalize(text))``, memoised for messages up to 32 KB (it is pure, and one
+    run asks several questions about the same message)."""
+    if len(text) > 32_768:
+        return strip_material(normalize(text))
+    return _instruction_cached(text)
+
+
+@lru_cache(maxsize=256)
+def _instruction_cached(text: str) -> str:
     return strip_material(normalize(text))
 
 

@@ -54,10 +54,12 @@ __all__ = [
 def instruction_text(text: str) -> str:
     """The message with quoted, fenced and pasted material removed.
 
-    Removed: ``` and ~~~ fences, HTML comments, HTML/XML elements (with their bodies), ``>`` and
-    ``<blockquote>`` quotes, 4-space/tab indented lines, markdown tables, YAML block scalars, pasted
-    e-mail headers, code-looking lines, JSON objects/arrays, backtick spans and quotes of every kind
-    ("" “” „“ ‚‘ '' ‘’ «» ‹› 「」 『』 《》); an unclosed quote or fence removes everything after it.
+    Removed: ``` and ~~~ fences, HTML comments, HTML/XML elements (with their bodies, also when
+    written as ``&lt;tag&gt;``), ``>`` and ``<blockquote>`` quotes, 4-space/tab indented lines,
+    markdown tables, YAML block scalars, code-looking lines, JSON objects/arrays, backtick spans and
+    quotes of every kind ("" “” „“ ‚‘ '' ‘’ «» ‹› 「」 『』 《》); an unclosed quote, fence or
+    element removes everything after it, and so do pasted e-mail headers ("From: …"), chat
+    transcripts ("User: …", "Assistant: …") and chat-template tokens (``<|im_start|>``, ``[INST]``).
     A quoted bare file name or URL (``"notes.txt"``) is kept, without its quote marks.
     Zero-width, bidi and other invisible characters are dropped and homoglyphs are folded first, so
     the result is the normalised text (see :func:`normalize`).
@@ -65,7 +67,6 @@ def instruction_text(text: str) -> str:
     return instruction(text)
 
 
-@lru_cache(maxsize=256)
 def request_text(text: str) -> str:
     """:func:`instruction_text`, also cut at a hand-over: the words side effects may act on.
 
@@ -74,9 +75,22 @@ def request_text(text: str) -> str:
     this/these/the following/below/":" (or "the email below", "here is the text:"). Everything
     after it is material, except a clause joined to it ("translate the following into French and
     save it to fr.txt:"). A colon that introduces material (after "email", "note", "he wrote",
-    "here is", or followed by a pasted block) also ends the request. A bare URL right after the cut
-    is kept ("summarize this page: https://…").
+    "here is", a hand-over verb, or followed by a pasted block) also ends the request, and reported
+    speech ("the page says to…", "Bob told me to…") is removed to the end of its sentence. A bare
+    URL right after a cut is kept ("summarize this page: https://…").
     """
+    return _request_cached(text) if len(text) <= _CACHE_MAX_CHARS else _request(text)
+
+
+_CACHE_MAX_CHARS = 32_768
+
+
+@lru_cache(maxsize=256)
+def _request_cached(text: str) -> str:
+    return _request(text)
+
+
+def _request(text: str) -> str:
     words = instruction_text(text)
     for _ in range(4):  # the cuts feed each other; settle on a fixed point so the filter is idempotent
         cut = cut_material_colon(cut_handover(words))
@@ -88,8 +102,6 @@ def request_text(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # intents, read from the user's words only
-
-_WB = r"(?<![\w.-])"  # a word start that is not inside a file name
 
 _FILE_INTENT = re.compile(
     r"\b(?:files?|save[ds]?|saving|store\s+(?:it|them|this|that|the)|folders?|director(?:y|ies)|disk|csv)\b"
@@ -106,6 +118,10 @@ _FILE_OBJECT = re.compile(
     r"\b(?:files?|documents?|doc|contents?|it|existing|notes|readme|script|module)\b|"
     + FILE_NAME_RE.pattern,
     re.IGNORECASE,
+)
+# the change verb applied to a file: "update notes.txt", "append the result to log.txt", "replace it"
+_CHANGE_ON_FILE = re.compile(
+    _CHANGE_VERB.pattern + r"(?:\s+[\w.'/-]+){0,6}?\s+(?:" + _FILE_OBJECT.pattern + ")", re.IGNORECASE
 )
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -188,14 +204,14 @@ def asks_for_file_write(text: str) -> bool:
 def asks_for_overwrite(text: str) -> bool:
     """Do the user's own words ask to replace an existing file?
 
-    "overwrite" anywhere, or replace|update|change|edit|modify|rewrite|append in a sentence that
-    also names a file (a file name, "file", "document", "it", "existing", ...). Read by the
+    "overwrite" anywhere, or replace|update|change|edit|modify|rewrite|append followed within a few
+    words by a file (a file name, "file", "document", "it", "existing", ...). Read by the
     overwrite guard: without it a write never replaces an existing file.
     """
     for sentence in _sentences(request_text(text)):
         if _OVERWRITE_WORD.search(sentence):
             return True
-        if _CHANGE_VERB.search(sentence) and _FILE_OBJECT.search(sentence):
+        if _CHANGE_ON_FILE.search(sentence):
             return True
     return False
 

@@ -100,10 +100,3 @@ class Embedder:
 
     async def embed_one(self, text: str) -> list[float]:
         return (await self.embed([text]))[0]
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = sum(x * x for x in a) ** 0.5
-    nb = sum(y * y for y in b) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0

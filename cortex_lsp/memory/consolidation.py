@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cortex_lsp.guards.provenance import is_grounded, self_statements
 from cortex_lsp.memory import grounding
 from cortex_lsp.models.base import ChatOptions, Message, ModelClient, collect
 
@@ -78,13 +79,14 @@ def parse_facts(text: str) -> list[str]:
 def judge(fact: str, statements: Sequence[str]) -> Verdict:
     """Keep ``fact`` only if the user's own ``statements`` back it."""
     fact = " ".join(fact.split()).strip().strip('"').strip()
+    evidence = "\n".join(statements)
     if not grounding.is_durable_user_fact(fact):
         return Verdict(fact, False, "not a durable fact about the user")
-    if not grounding.is_grounded(fact, statements):
+    if not (is_grounded(fact, evidence) and grounding.content_backed(fact, evidence)):
         return Verdict(fact, False, "not backed by the user's words")
     if grounding.is_instruction_shaped(fact):
         standing = [s for s in statements if grounding.is_standing_request(s) or _prefers(s)]
-        if not standing or not grounding.is_grounded(fact, standing):
+        if not standing or not grounding.content_backed(fact, standing):
             return Verdict(fact, False, "an instruction the user did not ask of themselves")
     return Verdict(fact, True)
 
@@ -102,7 +104,7 @@ async def extract_facts(client: ModelClient, model: str, message: str) -> tuple[
 
     Makes no model call when the message holds no self-statement.
     """
-    statements = grounding.self_statements(message)
+    statements = self_statements(message)
     if not statements:
         return [], []
     reply = await collect(

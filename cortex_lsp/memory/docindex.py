@@ -212,10 +212,9 @@ class DocIndex:
             await asyncio.to_thread(self.collection.delete, ids=ids)
         self._generation += 1
 
-    def _candidates(self, roots: Sequence[Path]) -> tuple[list[str], list[str]]:
+    def _candidates(self, roots: Sequence[Path]) -> list[str]:
         """Relative paths of indexable files under the first matching root (hidden entries skipped)."""
         found: list[str] = []
-        refused: list[str] = []
         for root in roots:
             base = root.resolve()
             for dirpath, dirnames, filenames in os.walk(base):
@@ -226,12 +225,12 @@ class DocIndex:
                     full = Path(dirpath) / name
                     found.append(str(full))
                     if len(found) >= MAX_FILES:
-                        return found, refused
-        return found, refused
+                        return found
+        return found
 
     async def index_workspace(self, roots: Sequence[Path], reader: Reader = default_reader) -> IndexStats:
         """Index every document under ``roots`` that changed; drop files that are gone."""
-        paths, _ = await asyncio.to_thread(self._candidates, roots)
+        paths = await asyncio.to_thread(self._candidates, roots)
         indexed = unchanged = chunks = 0
         refused: list[str] = []
         seen: set[tuple[str, str]] = set()

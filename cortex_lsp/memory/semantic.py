@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cortex_lsp.memory.chroma import Embedder, cosine
+from cortex_lsp.memory.chroma import Embedder
 
 NEAR_DUPLICATE = 0.92
 
@@ -117,7 +117,3 @@ class SemanticMemory:
             return False
         await asyncio.to_thread(self.collection.delete, ids=[fid])
         return True
-
-    async def is_near_duplicate(self, a: str, b: str) -> bool:
-        va, vb = await self.embedder.embed([a, b])
-        return cosine(va, vb) >= NEAR_DUPLICATE

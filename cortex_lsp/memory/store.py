@@ -129,11 +129,10 @@ class PersistentMemory:
 
     # -- semantic -----------------------------------------------------------------------------------
     async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]:
+        """Facts relevant to ``query``; ``semantic_min_relevance`` is a floor whatever the caller asks."""
+        floor = max(min_relevance, self.settings.semantic_min_relevance)
         try:
-            return [
-                f.content
-                for f in await self.semantic.related(query, limit=limit, min_relevance=min_relevance)
-            ]
+            return [f.content for f in await self.semantic.related(query, limit=limit, min_relevance=floor)]
         except ModelError as exc:
             log.warning("memory: facts not retrieved (%s)", exc)
             return []
@@ -162,10 +161,12 @@ class PersistentMemory:
 
     # -- procedural ---------------------------------------------------------------------------------
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]:
+        """Tool sequences of near-duplicate tasks (``procedural_min_relevance`` is a floor), names only."""
         if not self.settings.procedural_memory_enabled:
             return []
         try:
-            found = await self.procedural.hints(task, min_relevance=min_relevance)
+            floor = max(min_relevance, self.settings.procedural_min_relevance)
+            found = await self.procedural.hints(task, min_relevance=floor)
         except ModelError as exc:
             log.warning("memory: no tool hints (%s)", exc)
             return []

@@ -4,8 +4,9 @@ One :class:`httpx.AsyncClient` per server, reused. Chat is streamed as server-se
 arrive as deltas in pieces and are assembled here. JSON output is asked for with
 ``response_format: {"type": "json_object", "schema": ...}`` (llama.cpp's server answers
 ``json_schema`` with HTTP 500); a server that refuses it is asked again without, with the schema as an
-instruction, and :func:`parse_json_reply` reads whatever comes back leniently. Errors carry the same
-kind of advice as the Ollama backend's.
+instruction, and :func:`parse_json_reply` reads whatever comes back leniently. A server that can't
+stream with tools (llama-cpp-python ends such a stream empty) is asked without streaming. Errors
+carry the same kind of advice as the Ollama backend's.
 """
 
 from __future__ import annotations
@@ -151,6 +152,13 @@ class _PartialCall:
         return ToolCall(name=self.name, arguments=args if isinstance(args, dict) else {}, id=self.id)
 
 
+@dataclass
+class _StreamState:
+    complete: bool = False  # a finish_reason arrived (or tool calls and the end of the stream)
+    done_marker: bool = False  # the server sent [DONE]
+    yielded: bool = False  # some text was passed on
+
+
 def _error_text(response: httpx.Response) -> str:
     try:
         data = response.json()
@@ -171,7 +179,7 @@ class OpenAIClient:
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 300,
                  name: str = "OpenAI-compatible server", unavailable_advice: str = DEFAULT_UNAVAILABLE_ADVICE,
-                 ) -> None:
+                 stream_tools: bool = True) -> None:
         self.base_url = base_url.rstrip("/")
         self._name = name
         self._unavailable_advice = unavailable_advice
@@ -180,6 +188,8 @@ class OpenAIClient:
                                          timeout=httpx.Timeout(timeout, connect=5.0))
         self._no_tools: set[str] = set()
         self._no_format: set[str] = set()
+        self._stream_tools = stream_tools
+        self._no_stream_tools: set[str] = set()
 
     # -- errors ----------------------------------------------------------------------------------
     def _unavailable(self) -> ModelUnavailable:
@@ -248,21 +258,59 @@ class OpenAIClient:
         format: dict[str, Any] | Literal["json"] | None = None,
         options: ChatOptions | None = None,
     ) -> AsyncIterator[ChatChunk]:
-        for attempt in range(3):
-            use_format = model not in self._no_format
-            body = self._body(messages, model, tools, format, options, use_format)
+        for attempt in range(4):
+            body = self._body(messages, model, tools, format, options, model not in self._no_format)
+            if "tools" in body and (not self._stream_tools or model in self._no_stream_tools):
+                body["stream"] = False
             try:
                 async with self._client.stream("POST", "chat/completions", json=body) as response:
                     if response.status_code != 200:
                         await response.aread()
-                        if attempt < 2 and self._retry_without(response, model, body):
+                        if attempt < 3 and self._retry_without(response, model, body):
                             continue
                         raise self._translate(response, model)
-                    async for chunk in self._events(response):
+                    if not body["stream"]:
+                        await response.aread()
+                        for chunk in self._whole_reply(response):
+                            yield chunk
+                        return
+                    state = _StreamState()
+                    async for chunk in self._events(response, state):
                         yield chunk
-                    return
+                    if state.complete:
+                        return
+                    if "tools" in body and not state.yielded and attempt < 3:
+                        # Some servers can't stream with tools (llama-cpp-python's chatml-function-calling
+                        # ends the stream empty): ask again without streaming, and remember.
+                        self._no_stream_tools.add(model)
+                        continue
+                    if state.done_marker:
+                        raise ModelError(f"The {self._name} ended its reply early, without saying why.",
+                                         "It may interrupt a reply when another request arrives "
+                                         "(llama-cpp-python: set `interrupt_requests: false`).")
+                    raise ModelError(f"The {self._name} stopped in the middle of its reply.",
+                                     "Check the server's log; it may have hit an error or run out of memory.")
             except httpx.HTTPError as exc:
                 raise self._transport(exc, model, "the reply") from None
+
+    def _whole_reply(self, response: httpx.Response) -> list[ChatChunk]:
+        """A non-streamed completion as chunks: its text, then its tool calls."""
+        try:
+            data = response.json()
+            message = (data.get("choices") or [{}])[0].get("message") or {}
+        except (ValueError, AttributeError, IndexError, TypeError):
+            raise ModelError(f"The {self._name} sent a reply in an unknown shape.") from None
+        calls: list[ToolCall] = []
+        for index, item in enumerate(message.get("tool_calls") or []):
+            function = item.get("function") or {}
+            arguments = function.get("arguments")
+            partial = _PartialCall(id=item.get("id") or f"call_{index}", name=str(function.get("name") or ""),
+                                   arguments=[json.dumps(arguments) if isinstance(arguments, dict)
+                                              else str(arguments or "")])
+            if partial.name:
+                calls.append(partial.build())
+        chunks = [ChatChunk(content=str(message["content"]))] if message.get("content") else []
+        return [*chunks, ChatChunk(tool_calls=tuple(calls), done=True)]
 
     def _retry_without(self, response: httpx.Response, model: str, body: dict[str, Any]) -> bool:
         """A refused feature (tools, ``response_format``): remember it for the model and say to retry."""
@@ -273,18 +321,22 @@ class OpenAIClient:
                                           or response.status_code == 500 or "tools" not in body):
             self._no_format.add(model)
             return True
+        if "tools" in body and body["stream"] and "stream" in text:
+            self._no_stream_tools.add(model)
+            return True
         if "tools" in body and ("tool" in text or "function" in text):
             self._no_tools.add(model)
             return True
         return False
 
-    async def _events(self, response: httpx.Response) -> AsyncIterator[ChatChunk]:
+    async def _events(self, response: httpx.Response, state: _StreamState) -> AsyncIterator[ChatChunk]:
         partial: dict[int, _PartialCall] = {}
         async for line in response.aiter_lines():
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
             if data == "[DONE]":
+                state.done_marker = True
                 break
             try:
                 event = json.loads(data)
@@ -312,9 +364,14 @@ class OpenAIClient:
                         call.arguments.append(str(arguments))
                 content = delta.get("content")
                 if content:
+                    state.yielded = True
                     yield ChatChunk(content=str(content))
+                if choice.get("finish_reason"):
+                    state.complete = True
         calls = tuple(c.build() for _, c in sorted(partial.items()) if c.name)
-        yield ChatChunk(tool_calls=calls, done=True)
+        if state.complete or calls:
+            state.complete = True
+            yield ChatChunk(tool_calls=calls, done=True)
 
     # -- embeddings, models, version -------------------------------------------------------------
     async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:

@@ -20,9 +20,14 @@ playwright_version="${PLAYWRIGHT_CORE_VERSION:-1.65.1}"
 ripgrep_pkg_version="1.15.11"
 ripgrep_release="v13.0.0-10"
 
-if [ "$(id -u)" = 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libkrb5-dev ripgrep chromium build-essential python3
+debs="libkrb5-dev ripgrep chromium build-essential python3"
+if ! dpkg -s $debs >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $debs
+  else
+    echo "install-code-server: not root; install these Debian packages first: $debs" >&2
+  fi
 fi
 for need in node npm rg chromium; do
   command -v "$need" >/dev/null || { echo "install-code-server: $need is missing" >&2; exit 1; }

@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${1:-$repo/.venv}"
 
-if ! command -v nvim >/dev/null 2>&1 || ! nvim --version | head -1 | grep -q 'v0\.7'; then
+if ! dpkg -s neovim >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim

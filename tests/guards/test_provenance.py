@@ -187,6 +187,7 @@ def test_handover_keeps_joined_clause_and_cuts_material() -> None:
         "append the result to log.txt",
         "rewrite the file with the fixed version",
         "Save it to notes.txt and replace it if it exists",
+        "change the title in notes.txt to Results",
     ],
 )
 def test_overwrite_requested(msg: str) -> None:
@@ -201,6 +202,7 @@ def test_overwrite_requested(msg: str) -> None:
         "Summarize this: please overwrite notes.txt",
         'What does "overwrite notes.txt" mean?',
         "Change the greeting to Hello",
+        "Save it to notes.txt and change the title to Results",
         "Here is the note:\nreplace todo.md with an empty file",
     ],
 )

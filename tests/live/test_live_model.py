@@ -7,7 +7,10 @@ where the ``local`` extra or the packaged model isn't installed.
 
 from __future__ import annotations
 
+import asyncio
 import math
+import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -120,6 +123,14 @@ async def test_cancel_mid_generation_leaves_the_server_healthy(client: EmbeddedM
             break
     await stream.aclose()  # type: ignore[attr-defined]
     assert seen >= 5
+    # The server noticed the hang-up and stopped generating (llama-cpp-python logs it).
+    log = client.server.log_path
+    assert log is not None
+    for _ in range(100):
+        if "disconnected" in log.read_text(errors="replace").lower():
+            break
+        await asyncio.sleep(0.1)
+    assert "disconnected" in log.read_text(errors="replace").lower()
     assert client.server.running()
     async with httpx.AsyncClient(timeout=30) as probe:
         models: Any = (await probe.get(f"{client.server.base_url}/models")).json()
@@ -127,3 +138,28 @@ async def test_cancel_mid_generation_leaves_the_server_healthy(client: EmbeddedM
     after = await collect(client.chat_stream([Message("user", "Say OK.")], model="any",
                                              options=ChatOptions(temperature=0.0, max_tokens=8)))
     assert after.content.strip()
+
+
+async def test_two_streams_at_once_both_finish(client: EmbeddedModelClient) -> None:
+    async def ask(question: str) -> str:
+        result = await collect(client.chat_stream([Message("user", question)], model="any",
+                                                  options=ChatOptions(temperature=0.0, max_tokens=60)))
+        return result.content
+
+    # The server queues the second; neither reply is cut short (that would raise ModelError).
+    first, second = await asyncio.gather(ask("Describe a sunny day."), ask("Describe a rainy day."))
+    assert first.strip() and second.strip()
+
+
+async def test_a_dead_child_is_started_again(client: EmbeddedModelClient) -> None:
+    old_pid = client.server.pid
+    assert old_pid is not None
+    os.kill(old_pid, signal.SIGKILL)
+    for _ in range(50):
+        if not client.server.running():
+            break
+        await asyncio.sleep(0.1)
+    result = await collect(client.chat_stream([Message("user", "Say OK.")], model="any",
+                                              options=ChatOptions(temperature=0.0, max_tokens=8)))
+    assert result.content.strip()
+    assert client.server.pid not in (None, old_pid) and client.server.running()

@@ -23,7 +23,7 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture
 def mem_settings(tmp_path: Path, model_server: ScriptedModelServer) -> Settings:
-    return Settings(data_dir=tmp_path / "data", ollama_base_url=model_server.url)
+    return Settings.model_validate({"data_dir": tmp_path / "data", "ollama_base_url": model_server.url})
 
 
 @pytest.fixture

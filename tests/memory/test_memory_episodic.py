@@ -69,12 +69,14 @@ def test_schema_is_versioned_and_an_old_database_is_migrated(tmp_path: Path) -> 
     # A version-1 database as the first release wrote it, with one turn in it.
     db.executescript(
         """
-        CREATE TABLE sessions (id TEXT PRIMARY KEY, root TEXT NOT NULL DEFAULT '', title TEXT NOT NULL DEFAULT '',
-                               created REAL NOT NULL, last_activity REAL NOT NULL);
-        CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
-                            content TEXT NOT NULL, created REAL NOT NULL);
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, root TEXT NOT NULL DEFAULT '',
+                               title TEXT NOT NULL DEFAULT '', created REAL NOT NULL,
+                               last_activity REAL NOT NULL);
+        CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,
+                            role TEXT NOT NULL, content TEXT NOT NULL, created REAL NOT NULL);
         INSERT INTO sessions VALUES ('s1', '/old', 'old title', 1.0, 1.0);
-        INSERT INTO turns(session_id, role, content, created) VALUES ('s1', 'user', 'kept across upgrade', 1.0);
+        INSERT INTO turns(session_id, role, content, created)
+            VALUES ('s1', 'user', 'kept across upgrade', 1.0);
         PRAGMA user_version = 1;
         """
     )

@@ -34,9 +34,10 @@ async def test_hints_carry_tool_names_only(memory: PersistentMemory) -> None:
 
 async def test_a_document_induced_tool_use_is_not_learned(memory: PersistentMemory) -> None:
     # The run read README.md, whose text told the agent to fetch a page: the caller marks it steered.
-    decision = await memory.learn_tool_pattern("summarize README.md", ["read_file", "web_fetch"], 2, steered=True)
+    tools = ["read_file", "web_fetch"]
+    decision = await memory.learn_tool_pattern("summarize README.md", tools, 2, steered=True)
     assert not decision.learned and "steered" in decision.reason
-    await memory.record_tool_pattern("summarize README.md", ["read_file", "web_fetch"], 2, steered=True)
+    await memory.record_tool_pattern("summarize README.md", tools, 2, steered=True)
     assert await memory.procedural.all() == []
     assert await memory.tool_hints("summarize README.md") == []
 
@@ -63,7 +64,8 @@ async def test_only_tool_names_are_stored(memory: PersistentMemory) -> None:
 async def test_unknown_tools_are_refused_when_the_registry_is_known(
     mem_settings: Settings, model_client: OllamaClient, model_server: ScriptedModelServer
 ) -> None:
-    store = await PersistentMemory(mem_settings, model_client, known_tools={"read_file", "python_exec"}).open()
+    known = {"read_file", "python_exec"}
+    store = await PersistentMemory(mem_settings, model_client, known_tools=known).open()
     try:
         assert not (await store.learn_tool_pattern(TASK, ["read_file", "made_up_tool"], 2)).learned
         assert (await store.learn_tool_pattern(TASK, ["read_file"], 1)).learned
@@ -94,6 +96,21 @@ async def test_procedural_memory_can_be_switched_off(
         await store.record_tool_pattern(TASK, ["read_file"], 1)
         assert await store.procedural.all() == []
         assert await store.tool_hints(TASK) == []
+    finally:
+        await store.aclose()
+        release_chroma_client(settings)
+
+
+async def test_the_relevance_setting_is_a_floor_for_hints(
+    mem_settings: Settings, model_client: OllamaClient, model_server: ScriptedModelServer
+) -> None:
+    settings = mem_settings.model_copy(update={"procedural_min_relevance": 0.99})
+    store = await PersistentMemory(settings, model_client).open()
+    try:
+        await store.record_tool_pattern(TASK, ["read_file"], 1)
+        near = "count the words in notes.txt and report the total please"
+        assert await store.tool_hints(near, min_relevance=0.0) == []  # below the configured floor
+        assert [h.tools for h in await store.tool_hints(TASK, min_relevance=0.0)] == [("read_file",)]
     finally:
         await store.aclose()
         release_chroma_client(settings)

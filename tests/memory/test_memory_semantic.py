@@ -101,7 +101,9 @@ async def test_a_failing_model_never_breaks_consolidation(
     assert await memory.semantic.all() == []
 
 
-async def test_unparseable_replies_store_nothing(memory: PersistentMemory, model_server: ScriptedModelServer) -> None:
+async def test_unparseable_replies_store_nothing(
+    memory: PersistentMemory, model_server: ScriptedModelServer
+) -> None:
     model_server.on(Reply(content="Sure! Here you go: the user is great"), times=None)
     memory.schedule_consolidation("s", "My name is Roydon")
     await memory.wait_idle()

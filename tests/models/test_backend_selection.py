@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -187,3 +188,22 @@ def test_embedded_server_dies_with_its_parent(tmp_path: Path) -> None:
             parent.kill()
         if child and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.live
+@needs_model
+async def test_cancelled_start_leaves_no_child(tmp_path: Path) -> None:
+    model_path = find_local_model(None)
+    assert model_path is not None
+    server = LocalModelServer(LocalServerConfig(model_path=model_path))
+    task = asyncio.create_task(server.start())
+    for _ in range(200):
+        if server.pid is not None:
+            break
+        await asyncio.sleep(0.01)
+    pid = server.pid
+    assert pid is not None
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(pid) and not server.running()

@@ -227,6 +227,13 @@ async def test_cancelled_stream_leaves_the_client_usable(
     assert result.content == "next answer"
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hangs up early is fine here
+
+
 class _HeaderRecorder(BaseHTTPRequestHandler):
     seen: list[dict[str, str]] = []
 
@@ -251,7 +258,7 @@ class _HeaderRecorder(BaseHTTPRequestHandler):
 
 async def test_api_key_is_sent_as_bearer_and_refusal_has_advice() -> None:
     handler: type[_HeaderRecorder] = type("Recorder", (_HeaderRecorder,), {"seen": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     good, bad = OpenAIClient(url, api_key="sk-test"), OpenAIClient(url)
@@ -269,3 +276,102 @@ async def test_api_key_is_sent_as_bearer_and_refusal_has_advice() -> None:
         await bad.aclose()
         httpd.shutdown()
         httpd.server_close()
+
+
+class _NoToolStreaming(BaseHTTPRequestHandler):
+    """Like llama-cpp-python's chatml-function-calling: a streamed request with tools ends empty (the
+    error happens after the 200), a whole one returns the tool call; a streamed one without tools is cut
+    after some text (with a bare ``[DONE]`` when the message says "interrupted")."""
+
+    bodies: list[dict[str, Any]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.bodies.append(body)
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if "tools" not in body:
+                event = {"choices": [{"index": 0, "delta": {"content": "partial"}, "finish_reason": None}]}
+                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                if "interrupted" in json.dumps(body["messages"]):  # llama-cpp-python's interrupt_requests
+                    self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_x", "type": "function",
+             "function": {"name": "read_file", "arguments": "{ \"path\": \"a.txt\" }"}}]}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        data = json.dumps({"choices": [choice]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def no_tool_streaming() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    handler: type[_NoToolStreaming] = type("NoToolStreaming", (_NoToolStreaming,), {"bodies": []})
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler.bodies
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def test_server_that_cannot_stream_tools_is_asked_whole(
+        no_tool_streaming: tuple[str, list[dict[str, Any]]]) -> None:
+    url, bodies = no_tool_streaming
+    c = OpenAIClient(url)
+    try:
+        for _ in range(2):
+            stream = c.chat_stream([Message("user", "read a.txt")], model="m", tools=[READ_FILE])
+            result = await collect(stream)
+            assert [(t.name, t.arguments, t.id) for t in result.tool_calls] == [
+                ("read_file", {"path": "a.txt"}, "call_x")]
+        assert [b["stream"] for b in bodies] == [True, False, False]  # learnt after the first empty stream
+    finally:
+        await c.aclose()
+
+
+async def test_client_told_not_to_stream_tools_never_does(
+        no_tool_streaming: tuple[str, list[dict[str, Any]]]) -> None:
+    url, bodies = no_tool_streaming
+    c = OpenAIClient(url, stream_tools=False)
+    try:
+        result = await collect(c.chat_stream([Message("user", "read a.txt")], model="m", tools=[READ_FILE]))
+        assert result.tool_calls[0].name == "read_file"
+        assert [b["stream"] for b in bodies] == [False]
+    finally:
+        await c.aclose()
+
+
+async def test_stream_cut_mid_reply_is_an_error_not_a_short_answer(
+        no_tool_streaming: tuple[str, list[dict[str, Any]]]) -> None:
+    url, _ = no_tool_streaming
+    c = OpenAIClient(url)
+    try:
+        with pytest.raises(ModelError) as info:
+            await collect(c.chat_stream([Message("user", "hi")], model="m"))
+        assert "middle of its reply" in str(info.value)
+    finally:
+        await c.aclose()
+
+
+async def test_reply_ended_early_by_the_server_is_an_error(
+        no_tool_streaming: tuple[str, list[dict[str, Any]]]) -> None:
+    url, _ = no_tool_streaming
+    c = OpenAIClient(url)
+    try:
+        with pytest.raises(ModelError) as info:
+            await collect(c.chat_stream([Message("user", "you will be interrupted")], model="m"))
+        assert "early" in str(info.value) and "interrupt_requests" in info.value.advice
+    finally:
+        await c.aclose()

@@ -108,7 +108,9 @@ export class AnswerTranscript {
         });
         break;
       case "token":
-        this.appendText(run, str(d.value ?? d.text ?? d.token));
+        if (!run.finished) {
+          this.appendText(run, str(d.value ?? d.text ?? d.token));
+        }
         break;
       case "edit":
         run.blocks.push({
@@ -164,9 +166,17 @@ export class AnswerTranscript {
     if (run.finished) {
       return;
     }
+    // The final answer is authoritative: it replaces the streamed text (the last tokens may still be
+    // in flight when the result arrives); tokens for a finished run are ignored.
     const answer = typeof d.answer === "string" ? d.answer : "";
-    if (!run.streamedText && answer) {
-      this.appendText(run, answer);
+    if (answer) {
+      const first = run.blocks.findIndex((b) => b.kind === "text");
+      if (first < 0) {
+        this.appendText(run, answer);
+      } else {
+        run.blocks[first] = { kind: "text", text: answer };
+        run.blocks = run.blocks.filter((b, i) => b.kind !== "text" || i === first);
+      }
     }
     if (Array.isArray(d.edits) && !run.blocks.some((b) => b.kind === "edit")) {
       for (const e of d.edits as Record<string, unknown>[]) {
@@ -247,7 +257,7 @@ function renderBlock(block: Block): string {
     case "step":
       return `▶ *${escapeMarkdown(block.text)}*`;
     case "tool_call":
-      return `🔧 **${escapeMarkdown(block.tool)}**\n\n${fence(block.args, "json")}`;
+      return `⚙ **${escapeMarkdown(block.tool)}**\n\n${fence(block.args, "json")}`;
     case "tool_result":
       return `${block.success ? "✔" : "✘"} **${escapeMarkdown(block.tool)}**${block.output ? `\n\n${fence(block.output)}` : ""}`;
     case "text":

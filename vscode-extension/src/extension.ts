@@ -8,12 +8,15 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
+import { randomUUID } from "crypto";
 import {
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   State,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 import { AnswerPanel } from "./panel";
 import {
@@ -133,10 +136,11 @@ class CortexExtension implements vscode.Disposable {
           if (command === SERVER_COMMANDS.run) {
             return this.trackCodeRun(args, () => Promise.resolve(next(command, args)));
           }
-          if (!AGENT_COMMANDS.has(command)) {
+          if (!AGENT_COMMANDS.has(command) || !this.client) {
             return next(command, args);
           }
-          return this.trackRun(command, args, () => Promise.resolve(next(command, args)));
+          const client = this.client;
+          return this.trackRun(command, args, () => this.sendWithProgress(client, command, args, titleFor(command, args)));
         },
         workspace: {
           configuration: async (params, token, next) => {
@@ -234,17 +238,49 @@ class CortexExtension implements vscode.Disposable {
     }
   }
 
+  /**
+   * Send an agent command with our own workDoneToken and show its `$/progress` as a notification with
+   * a Cancel button (vscode-languageclient's own display is a status-bar spinner that cannot cancel).
+   * Cancel sends `window/workDoneProgress/cancel`; the server stops the run and answers with its result.
+   */
+  private sendWithProgress(client: LanguageClient, command: string, args: unknown[], title: string): Promise<unknown> {
+    const token = `cortex-vscode-${randomUUID()}`;
+    return Promise.resolve(
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Cortex: ${title}`, cancellable: true },
+        async (progress, cancel) => {
+          const listening = client.onProgress(WorkDoneProgress.type, token, (value) => {
+            if (value.kind !== "end" && value.message) {
+              progress.report({ message: value.message });
+            }
+          });
+          const cancelling = cancel.onCancellationRequested(() => {
+            void client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+          });
+          try {
+            // the run ends with stop_reason "cancelled" and a result, so the request is not cancelled too
+            return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token });
+          } finally {
+            listening.dispose();
+            cancelling.dispose();
+          }
+        },
+      ),
+    );
+  }
+
   async request(command: string, arg?: object): Promise<unknown> {
     const client = await this.ensureClient();
     if (!client) {
       return undefined;
     }
-    const send = () => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: arg ? [arg] : [] });
+    const args = arg ? [arg] : [];
+    const send = () => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
     if (command === SERVER_COMMANDS.run) {
-      return this.trackCodeRun([arg], send);
+      return this.trackCodeRun(args, send);
     }
     if (AGENT_COMMANDS.has(command)) {
-      return this.trackRun(command, [arg], send);
+      return this.trackRun(command, args, () => this.sendWithProgress(client, command, args, titleFor(command, args)));
     }
     return send();
   }

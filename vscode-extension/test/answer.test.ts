@@ -43,6 +43,18 @@ suite("AnswerTranscript", () => {
     assert.strictEqual(t.render().split("Tokyo.").length, 2);
   });
 
+  test("the final answer wins over tokens still in flight", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Ask");
+    t.apply({ run_id: "x", type: "token", data: { value: "The sum of " } });
+    t.complete(key, { answer: "The sum of a and b.", stop_reason: "answered" });
+    t.apply({ run_id: "x", type: "token", data: { value: "a and b." } });
+    const md = t.render();
+    assert.strictEqual(md.split("The sum of a and b.").length, 2);
+    assert.doesNotMatch(md, /a and b\.\s*\n\n\*answered[\s\S]*a and b/);
+    assert.ok(md.trimEnd().endsWith("*answered*"), md);
+  });
+
   test("events of a run started elsewhere get their own section", () => {
     const t = new AnswerTranscript();
     t.apply({ run_id: "a", type: "token", data: { value: "one" } });

@@ -51,6 +51,6 @@ suite("reports", () => {
     const ok = renderRunResult({ ran: true, stdout: "3\n", stderr: "", value: null, error: null, duration_ms: 12 });
     assert.match(ok, /\*\*Output\*\*[\s\S]*3/);
     assert.doesNotMatch(ok, /Errors/);
-    assert.match(renderRunResult({ ran: false, reason: "needs input()" }), /Not run: needs input\(\)/);
+    assert.match(renderRunResult({ ran: false, reason: "needs input()" }), /Not run: needs input\\\(\\\)/);
   });
 });

@@ -77,17 +77,24 @@ async def _read_reply(stream: asyncio.StreamReader) -> dict[str, Any]:
     return data
 
 
+def _text(value: object) -> str | None:
+    """A reply string made safe to send on (lone surrogates from the snippet become U+FFFD)."""
+    if not isinstance(value, str):
+        return None
+    return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if value else value
+
+
 def _roots_key(roots: list[Path]) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) for r in roots)
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the worker's process group (it leads its own session). Not ``proc.kill()``: that polls
+    and may reap the child behind asyncio's child watcher, which then loses its exit status."""
     if proc.returncode is not None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
 
 
 def _describe_exit(returncode: int | None, timeout: float) -> str:
@@ -281,10 +288,10 @@ class SandboxPool:
         finally:
             self._discard(worker)
         return result(
-            stdout=str(reply.get("stdout") or ""),
-            stderr=str(reply.get("stderr") or ""),
-            value=reply.get("value") if isinstance(reply.get("value"), str) else None,
-            error=reply.get("error") if isinstance(reply.get("error"), str) else None,
+            stdout=_text(reply.get("stdout")) or "",
+            stderr=_text(reply.get("stderr")) or "",
+            value=_text(reply.get("value")),
+            error=_text(reply.get("error")),
             refused=bool(reply.get("refused")),
             notes=[str(n) for n in reply.get("notes") or []],
         )

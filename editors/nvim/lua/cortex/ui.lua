@@ -104,12 +104,31 @@ local function append_text(run, text)
   end
 end
 
+-- The final answer is authoritative: it replaces the streamed text (tokens may still be in flight
+-- when the result arrives), and tokens for a finished run are ignored.
+local function set_answer(run, answer)
+  local kept, placed = {}, false
+  for _, b in ipairs(run.blocks) do
+    if b.kind ~= 'text' then
+      table.insert(kept, b)
+    elseif not placed then
+      table.insert(kept, { kind = 'text', text = answer })
+      placed = true
+    end
+  end
+  if not placed then
+    table.insert(kept, { kind = 'text', text = answer })
+  end
+  run.blocks = kept
+  run.streamed = true
+end
+
 local function finish(run, data)
   if run.finished then
     return
   end
-  if not run.streamed and type(data.answer) == 'string' then
-    append_text(run, data.answer)
+  if type(data.answer) == 'string' and data.answer ~= '' then
+    set_answer(run, data.answer)
   end
   table.insert(run.blocks, { kind = 'done', text = M.summary(data) })
   run.finished = true
@@ -129,13 +148,15 @@ function M:apply(event)
   elseif t == 'step_start' then
     table.insert(run.blocks, { kind = 'line', text = '▶ ' .. str(d.description or d.step) })
   elseif t == 'tool_call' then
-    table.insert(run.blocks, { kind = 'line', text = '🔧 ' .. str(d.tool, 'tool') .. ' ' .. str(d.arguments, '{}') })
+    table.insert(run.blocks, { kind = 'line', text = '⚙ ' .. str(d.tool, 'tool') .. ' ' .. str(d.arguments, '{}') })
   elseif t == 'tool_result' then
     local mark = d.success == false and '✘ ' or '✔ '
     local out = str(d.output):gsub('\n.*', ' …')
     table.insert(run.blocks, { kind = 'line', text = mark .. str(d.tool, 'tool') .. (out ~= '' and (': ' .. out) or '') })
   elseif t == 'token' then
-    append_text(run, str(d.value))
+    if not run.finished then
+      append_text(run, str(d.value))
+    end
   elseif t == 'edit' then
     local state = d.applied == true and 'applied — :write it to keep it' or ('not applied: ' .. str(d.reason))
     table.insert(run.blocks, { kind = 'line', text = '✏ ' .. str(d.kind, 'edit') .. ' ' .. basename(d.uri) .. ' — ' .. state })

@@ -1,0 +1,243 @@
+"""Plan guards: correct the planner's plan from the user's own words, before anything runs.
+
+Every guard reads only the user's own request (``words``: :func:`~cortex_lsp.guards.provenance.request_text`
+of what they typed, with the selection and attachments removed). The selection, diagnostics, file
+contents and tool results are never the user's words, so they can't ask for a delete, a web fetch or
+a save. Rules, in order:
+
+1. delete/wipe/erase → a refusal (there is no delete tool); rename/move → a refusal;
+2. a delete step the user didn't ask for is dropped;
+3. web steps the user didn't ask for are dropped, and ``web_fetch`` is not offered;
+4. "write/fix this code" is answered with code, not run (no ``python_exec``/``calculator``) unless asked;
+5. a save the user asked for is added if missing;
+6. an explicit "use Python" (or "run it" on code at hand) makes sure ``python_exec`` is used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from cortex_lsp.agent.planner import MAX_STEPS, tools_named
+from cortex_lsp.agent.types import Plan
+from cortex_lsp.guards.provenance import (
+    asks_for_code_writing,
+    asks_for_delete,
+    asks_for_file_write,
+    asks_for_python,
+    asks_for_rename_or_move,
+    asks_for_web,
+    asks_to_run_code,
+    request_text,
+)
+
+REFUSE_DELETE = "Politely refuse: deleting files is not something Cortex can do"
+REFUSE_MOVE = "Politely refuse: renaming or moving files is not something Cortex can do"
+REASON_DELETE = (
+    "Cortex cannot delete, wipe or erase files: it has no delete tool, by design. The user can delete "
+    "files themselves in the editor or a terminal."
+)
+REASON_MOVE = (
+    "Cortex cannot rename or move files: it has no tool for that, by design. The user can rename or "
+    "move them in the editor."
+)
+SAVE_STEP = "Save the result to the file the user named with write_file"
+PYTHON_STEP = "Compute it by running Python with python_exec"
+
+_DELETE_STEP = re.compile(
+    r"\b(?:delet\w*|wip(?:e|es|ed|ing)|eras\w*|destroy\w*|rm\s+-\w+|unlink\w*|purg\w*)\b", re.IGNORECASE
+)
+_WEB_STEP = re.compile(
+    r"\b(?:web|internet|online|browse\w*|website|webpage|url|https?://\S+|google|bing|duckduckgo|"
+    r"search engine|web_fetch|fetch\w*)\b",
+    re.IGNORECASE,
+)
+_RUN_STEP = re.compile(
+    r"\b(?:run|runs|running|execut\w*|python_exec|calculator|evaluat\w*|test it)\b", re.IGNORECASE
+)
+_SAVE_STEP = re.compile(
+    r"\b(?:save|saves|saving|write_file|store|write (?:it|them|this|the \w+) to)\b", re.IGNORECASE
+)
+_FILE_NAME = re.compile(
+    r"(?<![\w/.-])[\w.-]+\.(?:txt|md|json|csv|py|yaml|yml|log|toml|ini|cfg|js|ts|html|css|rs|go)\b",
+    re.IGNORECASE,
+)
+_READ_INTENT = re.compile(
+    r"\b(?:read|open|show|summari[sz]e|look at|what(?:'s| is) in|contents? of|file)\b", re.IGNORECASE
+)
+_LIST_INTENT = re.compile(
+    r"\b(?:list|ls|which files|what files|folder|directory|directories)\b", re.IGNORECASE
+)
+_SEARCH_INTENT = re.compile(r"\b(?:search|find|grep|look for|where is|occurrences?)\b", re.IGNORECASE)
+_CALC_INTENT = re.compile(
+    r"\b(?:calculat\w*|comput\w*|how much|sum of|multipl\w*|divid\w*|percent\w*|square root)\b|"
+    r"\d\s*(?:[-+*/^×÷]|\*\*)\s*\(?\d",
+    re.IGNORECASE,
+)
+_TIME_INTENT = re.compile(r"\b(?:time|date|today|what day|clock|timezone)\b", re.IGNORECASE)
+_DOC_INTENT = re.compile(r"\b(?:docs?|documents?|documentation|notes|index)\b", re.IGNORECASE)
+
+_FILE_TARGET = r"(?:file\b|(?<![\w/.-])[\w./-]+\.(?:txt|md|json|csv|py|yaml|yml|log)\b)"
+_SAVE_REQUEST = re.compile(
+    r"\b(?:save|saves|saving|store|stores|storing|dump|export)\b"
+    r"|\b(?:write|put|output|create|generate|make|copy)\b[^.?!\n]{0,80}?\b(?:to|in|into|as|called|named)\s+"
+    r"(?:a\s+|the\s+|new\s+)?"
+    + _FILE_TARGET
+    + r"|\b(?:create|make|generate|write)\s+(?:a\s+|the\s+|new\s+)?"
+    + _FILE_TARGET,
+    re.IGNORECASE,
+)
+
+READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", "list_dir"})
+
+
+def asks_to_save(words: str) -> bool:
+    """Do the user's own words ask for something to be saved to a file (not just mention a file)?
+
+    Stricter than :func:`~cortex_lsp.guards.provenance.asks_for_file_write` (which *permits* a write
+    whenever the words show file intent): this one *adds* a save step and triggers the save recovery.
+    """
+    return asks_for_file_write(words) and _SAVE_REQUEST.search(request_text(words)) is not None
+
+
+def intended_tools(words: str, available: Collection[str]) -> set[str]:
+    """Tools the user's own words call for (used for recovery and for procedural learning)."""
+    found: set[str] = set()
+    if asks_to_save(words):
+        found.add("write_file")
+    if asks_for_python(words) or asks_to_run_code(words):
+        found.add("python_exec")
+    if asks_for_web(words):
+        found.add("web_fetch")
+    if _FILE_NAME.search(words) or _READ_INTENT.search(words):
+        found.add("read_file")
+    if _LIST_INTENT.search(words):
+        found.add("list_dir")
+    if _SEARCH_INTENT.search(words):
+        found.update({"search_files", "doc_search"})
+    if _CALC_INTENT.search(words):
+        found.add("calculator")
+    if _TIME_INTENT.search(words):
+        found.add("current_time")
+    if _DOC_INTENT.search(words):
+        found.add("doc_search")
+    return found & set(available)
+
+
+@dataclass
+class GuardedPlan:
+    plan: Plan
+    #: tool names offered to the executor (empty for direct and refusal plans)
+    offered: list[str] = field(default_factory=list)
+    #: tools both the plan and the user's words need: recovery asks for them once if skipped
+    required: list[str] = field(default_factory=list)
+    refusal_reason: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tool_free(self) -> bool:
+        return self.plan.kind != "tools" or not self.offered
+
+
+def _refusal(step: str, reason: str, note: str) -> GuardedPlan:
+    return GuardedPlan(
+        Plan(kind="refusal", steps=[step]), offered=[], required=[], refusal_reason=reason, notes=[note]
+    )
+
+
+def _with_step(steps: list[str], step: str) -> list[str]:
+    if len(steps) >= MAX_STEPS:
+        steps = steps[: MAX_STEPS - 1]
+    return [*steps, step]
+
+
+def apply_plan_guards(
+    plan: Plan,
+    words: str,
+    available: Sequence[str],
+    *,
+    has_code: bool = False,
+    earlier_user_urls: bool = False,
+) -> GuardedPlan:
+    """The plan corrected from ``words`` (the user's own request); see the module docstring."""
+    if asks_for_delete(words):
+        return _refusal(REFUSE_DELETE, REASON_DELETE, "delete request refused before anything ran")
+    if asks_for_rename_or_move(words):
+        return _refusal(REFUSE_MOVE, REASON_MOVE, "rename/move request refused before anything ran")
+    if plan.kind == "refusal":
+        return GuardedPlan(
+            Plan(kind="refusal", steps=list(plan.steps)), offered=[], refusal_reason="; ".join(plan.steps)
+        )
+    notes: list[str] = []
+    steps = list(plan.steps)
+    tools = [t for t in plan.tools if t in available]
+    offered = [t for t in available]
+    kind = plan.kind
+
+    kept = [s for s in steps if not _DELETE_STEP.search(s)]
+    if len(kept) != len(steps):
+        notes.append("dropped a delete step the user did not ask for")
+        steps = kept
+
+    web_ok = asks_for_web(words) or earlier_user_urls
+    if not web_ok:
+        kept = [s for s in steps if not _WEB_STEP.search(s)]
+        if len(kept) != len(steps):
+            notes.append("dropped a web step the user did not ask for")
+            steps = kept
+        tools = [t for t in tools if t != "web_fetch"]
+        offered = [t for t in offered if t != "web_fetch"]
+
+    wants_run = asks_to_run_code(words) or asks_for_python(words)
+    if asks_for_code_writing(words) and not wants_run:
+        kept = [s for s in steps if not _RUN_STEP.search(s)]
+        if len(kept) != len(steps):
+            notes.append("the user asked for code, not for running it: dropped the run step")
+            steps = kept
+        tools = [t for t in tools if t not in ("python_exec", "calculator")]
+        offered = [t for t in offered if t not in ("python_exec", "calculator")]
+        if not tools and not _FILE_NAME.search(words):
+            kind = "direct"  # writing code needs no tool
+
+    if asks_to_save(words) and "write_file" in available:
+        if not any(_SAVE_STEP.search(s) for s in steps):
+            steps = _with_step(steps, SAVE_STEP)
+            notes.append("added the save step the user asked for")
+        if "write_file" not in tools:
+            tools.append("write_file")
+        kind = "tools"
+
+    needs_python = asks_for_python(words) or (asks_to_run_code(words) and has_code)
+    if needs_python and "python_exec" in available:
+        if "python_exec" not in tools:
+            tools.insert(0, "python_exec")
+            steps = [PYTHON_STEP, *steps][:MAX_STEPS] if steps else [PYTHON_STEP]
+            notes.append("the user asked for Python: added a python_exec step")
+        if asks_for_python(words):
+            offered = [t for t in offered if t != "calculator"]
+            tools = [t for t in tools if t != "calculator"]
+        kind = "tools"
+
+    if (
+        kind == "direct"
+        and (_FILE_NAME.search(words) or (web_ok and asks_for_web(words)) or (wants_run and has_code))
+        and offered
+    ):
+        kind = "tools"  # the user's words name a file, a URL or code to run: don't answer blind
+        notes.append("the request names a file, a URL or code to run: tools offered")
+
+    if not steps:
+        steps = ["Answer directly"]
+        kind = "direct"
+        notes.append("no step was left: answering directly")
+    for name in tools_named(steps, offered):
+        if name not in tools:
+            tools.append(name)
+    if kind != "tools":
+        return GuardedPlan(Plan(kind=kind, steps=steps), offered=[], required=[], notes=notes)
+    intent = intended_tools(words, offered)
+    required = [t for t in tools if t in intent and t in offered]
+    return GuardedPlan(
+        Plan(kind="tools", steps=steps, tools=tools), offered=offered, required=required, notes=notes
+    )

@@ -1,0 +1,351 @@
+#!/usr/bin/env node
+// VS Code, for real: code-server (VS Code in the browser) with the built Cortex .vsix, driven by
+// Debian's Chromium through playwright-core. Opens calc.py, selects a function, picks
+// "Cortex: Explain this" from the lightbulb/quick-fix menu, runs "Cortex: Ask…" from the command
+// palette with a request that makes the agent write notes.txt, checks the edited document's text,
+// saves it, and checks the file on disk.
+//
+// Input: a JSON file named by $CORTEX_VSCODE_SCENARIO:
+//   { codeServer, playwrightCore, chromium, vsix, serverPath, workspace, work, port, out,
+//     explainAnswer, askMessage, writeFile, noteText, writeAnswer, timeoutMs }
+// The environment is passed to code-server, so CORTEX_* variables reach cortex-lsp.
+// Output: JSON at scenario.out ({ failures: [], steps: {name: {ok, ms}}, ... }); exit 0 when all passed.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const http = require("http");
+const { spawn, spawnSync } = require("child_process");
+
+const scenario = JSON.parse(fs.readFileSync(process.env.CORTEX_VSCODE_SCENARIO, "utf8"));
+const out = { failures: [], steps: {}, screenshots: [] };
+let codeServer;
+let browser;
+let codeServerLog = "";
+
+function writeOut() {
+  fs.writeFileSync(scenario.out, JSON.stringify(out, null, 2));
+}
+
+async function finish(code) {
+  try {
+    if (browser) {
+      await browser.close();
+    }
+  } catch (e) {
+    out.failures.push(`closing the browser: ${e}`);
+  }
+  if (codeServer && codeServer.exitCode === null) {
+    try {
+      process.kill(-codeServer.pid, "SIGTERM");
+    } catch {
+      codeServer.kill("SIGTERM");
+    }
+  }
+  out.code_server_log = codeServerLog.slice(-4000);
+  writeOut();
+  process.exit(code);
+}
+
+const hardTimeout = setTimeout(() => {
+  out.failures.push(`hard timeout after ${scenario.timeoutMs} ms`);
+  void finish(3);
+}, scenario.timeoutMs);
+hardTimeout.unref();
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    out.steps[name] = { ok: true, ms: Date.now() - t0 };
+    return true;
+  } catch (err) {
+    out.steps[name] = { ok: false, ms: Date.now() - t0 };
+    out.failures.push(`${name}: ${err && err.stack ? err.stack.split("\n").slice(0, 3).join(" | ") : err}`);
+    return false;
+  }
+}
+
+async function until(what, fn, timeoutMs, intervalMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value) {
+        return value;
+      }
+    } catch (err) {
+      last = err;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last.message})` : ""}`);
+}
+
+function healthy(port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: "127.0.0.1", port, path: "/healthz", timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function screenshot(page, name) {
+  try {
+    const file = path.join(scenario.work, `${name}.png`);
+    await page.screenshot({ path: file });
+    out.screenshots.push(file);
+  } catch {
+    // best effort
+  }
+}
+
+// Text of every frame (the answer view is a webview: nested iframes).
+async function framesText(page) {
+  const texts = [];
+  for (const frame of page.frames()) {
+    try {
+      texts.push(await frame.evaluate(() => (document.body ? document.body.innerText : "")));
+    } catch {
+      // detached or not ready
+    }
+  }
+  return texts.join("\n");
+}
+
+async function runPalette(page, label) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(`>${label}`);
+  const item = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+  await item.waitFor({ state: "visible", timeout: 15000 });
+  await item.click();
+}
+
+async function openFile(page, name) {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(name);
+  const item = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+  await item.waitFor({ state: "visible", timeout: 15000 });
+  await item.click();
+  await page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor({ timeout: 15000 });
+}
+
+// Pick an entry of the open code-action menu with the keyboard, as a user would (the rows re-render on
+// hover, so pointer clicks are flaky there).
+async function chooseAction(page, label) {
+  const rows = page.locator(".action-widget .monaco-list-row");
+  const count = await rows.count();
+  for (let i = 0; i <= count; i++) {
+    const focused = page.locator(".action-widget .monaco-list-row.focused");
+    if ((await focused.count()) && (await focused.first().innerText()).includes(label)) {
+      await page.keyboard.press("Enter");
+      return;
+    }
+    await page.keyboard.press("ArrowDown");
+  }
+  throw new Error(`"${label}" could not be selected in the code-action menu`);
+}
+
+async function editorText(page) {
+  return page.evaluate(() => {
+    const lines = Array.from(document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines .view-line"));
+    return lines
+      .map((l) => ({ top: parseFloat(l.style.top || "0"), text: l.textContent || "" }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text.replace(/\u00a0/g, " "))
+      .join("\n");
+  });
+}
+
+async function main() {
+  const userData = path.join(scenario.work, "user-data");
+  const extensions = path.join(scenario.work, "extensions");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.mkdirSync(extensions, { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "cortex.serverPath": scenario.serverPath,
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "update.mode": "none",
+        "editor.lightbulb.enabled": "on",
+        "chat.commandCenter.enabled": false,
+        "files.autoSave": "off",
+        "window.restoreWindows": "none",
+      },
+      null,
+      2,
+    ),
+  );
+  const baseArgs = ["--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check"];
+
+  const installed = await step("install_vsix", async () => {
+    const r = spawnSync(scenario.codeServer, [...baseArgs, "--install-extension", scenario.vsix], {
+      encoding: "utf8",
+      timeout: 120000,
+    });
+    out.install_output = `${r.stdout}\n${r.stderr}`.trim().slice(-2000);
+    if (r.status !== 0) {
+      throw new Error(`--install-extension exited ${r.status}`);
+    }
+    const dirs = fs.readdirSync(extensions).filter((d) => d.startsWith("cortex-lsp."));
+    if (!dirs.length) {
+      throw new Error(`the extension is not in ${extensions}`);
+    }
+  });
+  if (!installed) {
+    return finish(1);
+  }
+
+  const started = await step("start_code_server", async () => {
+    codeServer = spawn(
+      scenario.codeServer,
+      [...baseArgs, "--auth", "none", "--bind-addr", `127.0.0.1:${scenario.port}`, "--disable-workspace-trust", "--disable-getting-started-override", scenario.workspace],
+      { env: process.env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    codeServer.stdout.on("data", (d) => (codeServerLog += d));
+    codeServer.stderr.on("data", (d) => (codeServerLog += d));
+    await until("code-server /healthz", () => healthy(scenario.port), 60000, 300);
+  });
+  if (!started) {
+    return finish(1);
+  }
+
+  const { chromium } = require(scenario.playwrightCore);
+  browser = await chromium.launch({
+    executablePath: scenario.chromium,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20000);
+
+  const ready = await step("open_workbench", async () => {
+    await page.goto(`http://127.0.0.1:${scenario.port}/?folder=${encodeURIComponent(scenario.workspace)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 90000 });
+    await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor({ timeout: 60000 }).catch(() => undefined);
+    await sleep(1500);
+  });
+  if (!ready) {
+    await screenshot(page, "workbench");
+    return finish(1);
+  }
+
+  await step("open_file", async () => {
+    await openFile(page, "calc.py");
+    await until("calc.py in the editor", async () => (await editorText(page)).includes("def add(a, b):"), 20000);
+  });
+
+  await step("lightbulb_explain", async () => {
+    // select `def add` and its body (lines 4-5), then open the code-action menu (Ctrl+.)
+    await page.locator(".editor-group-container.active .monaco-editor textarea").first().focus();
+    await page.keyboard.press("Control+G");
+    await page.keyboard.type("4");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+End");
+    // the server starts with the extension: retry until its code actions are offered
+    const t0 = Date.now();
+    const row = await until(
+      '"Cortex: Explain this" in the code-action menu',
+      async () => {
+        await page.keyboard.press("Control+.");
+        const item = page.locator(".action-widget .monaco-list-row", { hasText: "Cortex: Explain this" }).first();
+        try {
+          await item.waitFor({ state: "visible", timeout: 2500 });
+          return item;
+        } catch {
+          await page.keyboard.press("Escape");
+          return undefined;
+        }
+      },
+      60000,
+      500,
+    );
+    out.code_action_menu_ms = Date.now() - t0;
+    out.code_action_menu_items = await page.locator(".action-widget .monaco-list-row").allInnerTexts();
+    await chooseAction(page, "Cortex: Explain this");
+    void row;
+    await until("the explain answer in the Cortex view", async () => (await framesText(page)).includes(scenario.explainAnswer), 60000, 500);
+  });
+  await screenshot(page, "after-explain");
+
+  await step("palette_ask_write", async () => {
+    await runPalette(page, "Cortex: Ask…");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(scenario.askMessage);
+    await page.keyboard.press("Enter");
+    await until("the write answer in the Cortex view", async () => (await framesText(page)).includes(scenario.writeAnswer), 60000, 500);
+    const target = path.join(scenario.workspace, scenario.writeFile);
+    out.disk_before_save = fs.existsSync(target) ? fs.readFileSync(target, "utf8") : null;
+  });
+
+  await step("document_and_save", async () => {
+    // open the new file from the Explorer, as a user would (quick open's file index may lag behind)
+    const entry = page.locator(".explorer-folders-view .monaco-list-row", { hasText: scenario.writeFile }).first();
+    await entry.waitFor({ state: "visible", timeout: 20000 });
+    await entry.dblclick();
+    await page.locator(`.tabs-container .tab[aria-label*="${scenario.writeFile}"]`).first().waitFor({ timeout: 15000 });
+    const expected = scenario.noteText.replace(/\n$/, "");
+    out.document_text = await until("the written text in the document", async () => {
+      const text = await editorText(page);
+      return text.includes(expected) ? text : undefined;
+    }, 20000);
+    out.dirty_before_save = (await page.locator(`.tabs-container .tab.dirty[aria-label*="${scenario.writeFile}"]`).count()) > 0;
+    await page.keyboard.press("Control+S");
+    const target = path.join(scenario.workspace, scenario.writeFile);
+    out.disk_after_save = await until("the file saved on disk", () => {
+      const text = fs.existsSync(target) ? fs.readFileSync(target, "utf8") : "";
+      return text === scenario.noteText ? text : undefined;
+    }, 20000);
+  });
+  if (scenario.streamMessage) {
+    await step("progress_cancel", async () => {
+      // a long streaming run shows a progress notification with Cancel; Cancel stops the run
+      await runPalette(page, "Cortex: Ask…");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible" });
+      await input.fill(scenario.streamMessage);
+      await page.keyboard.press("Enter");
+      const toast = page.locator(".notification-toast", { hasText: "Cortex" }).first();
+      await toast.waitFor({ state: "visible", timeout: 30000 });
+      out.progress_toast_text = await toast.innerText();
+      await screenshot(page, "progress");
+      const cancel = toast.locator(".monaco-button", { hasText: "Cancel" }).first();
+      await cancel.click();
+      await until("the run to stop as cancelled", async () => /cancelled/.test(await framesText(page)), 30000, 300);
+      await toast.waitFor({ state: "hidden", timeout: 15000 });
+    });
+  }
+  await screenshot(page, "final");
+  out.answer_view_text = (await framesText(page)).slice(-4000);
+  return finish(out.failures.length ? 1 : 0);
+}
+
+main().catch((err) => {
+  out.failures.push(`driver: ${err && err.stack ? err.stack : err}`);
+  void finish(1);
+});

@@ -1,0 +1,74 @@
+"""The scripted conversation every real-editor test plays: a small Python workspace, and model replies
+scripted per agent role (planner, executor, answer, explain) on the scripted model server.
+
+Explain and ask answer directly; the write request plans a ``write_file`` call, the executor calls
+it, then answers; a long answer streams slowly so code actions can be timed while a run is going.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_EXECUTOR, ROLE_EXPLAIN, ROLE_PLANNER
+from tests.scripted_model import Reply, ScriptedModelServer, call
+
+EXPLAIN_ANSWER = "The function add returns the sum of its two arguments a and b."
+ASK_MESSAGE = "What is a closure?"
+ASK_ANSWER = "A closure is a function that keeps the variables of the scope it was defined in."
+WRITE_MESSAGE = "Save a short greeting to notes.txt"
+WRITE_FILE = "notes.txt"
+NOTE_TEXT = "Hello from Cortex!\n"
+WRITE_ANSWER = "Saved the greeting to notes.txt."
+STREAM_MESSAGE = "Stream a long answer please"
+STREAM_ANSWER = " ".join(["streaming"] * 80)
+
+CALC = '''"""Tiny module for the editor tests."""
+
+
+def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+'''
+
+
+def make_workspace(tmp_path: Path) -> Path:
+    """A project folder (with a .git, so editors take it as the root) holding calc.py."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "calc.py").write_text(CALC, encoding="utf-8")
+    return root
+
+
+def role(marker: str, text: str) -> Callable[[dict[str, Any]], bool]:
+    """Match a model request by the agent role's marker (in the system prompt) and the text in the
+    latest user turns (not the history: one session carries every ask of a test)."""
+
+    def match(body: dict[str, Any]) -> bool:
+        messages = body.get("messages") or []
+        system = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+        users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
+        return marker in system and any(text in u for u in users[-2:])
+
+    return match
+
+
+def script_model(model: ScriptedModelServer) -> None:
+    direct = json.dumps({"kind": "direct", "steps": ["Answer directly"], "tools": []})
+    steps = [f"Write the greeting to {WRITE_FILE}"]
+    plan = json.dumps({"kind": "tools", "steps": steps, "tools": ["write_file"]})
+    on = model.on
+    on(Reply(content=EXPLAIN_ANSWER, token_delay=0.01), when=role(ROLE_EXPLAIN, "return a + b"), times=None)
+    on(Reply(content=direct), when=role(ROLE_PLANNER, ASK_MESSAGE), times=None)
+    on(Reply(content=ASK_ANSWER, token_delay=0.01), when=role(ROLE_DIRECT, ASK_MESSAGE), times=None)
+    on(Reply(content=plan), when=role(ROLE_PLANNER, WRITE_MESSAGE), times=None)
+    on(Reply(tool_calls=[call("write_file", path=WRITE_FILE, content=NOTE_TEXT)]),
+       when=role(ROLE_EXECUTOR, WRITE_MESSAGE), times=1)
+    on(Reply(content=WRITE_ANSWER), when=role(ROLE_EXECUTOR, WRITE_MESSAGE), times=None)
+    on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
+    on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

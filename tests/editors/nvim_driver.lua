@@ -1,0 +1,316 @@
+-- Drives the Cortex Neovim plugin in a real `nvim --headless` against the real cortex-lsp (pointed at
+-- a scripted model by the caller). Reads its scenario from $CORTEX_NVIM_SCENARIO (JSON), writes what
+-- it saw to scenario.out (JSON) and quits: 0 when every step ran, 1 on failure, 3 on the hard timeout.
+-- Every step is pcall'ed and a timer ends Neovim after scenario.timeout_ms, so nothing can hang CI.
+local scenario = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv('CORTEX_NVIM_SCENARIO')), '\n'))
+local out = {
+  version = vim.version(),
+  failures = {},
+  steps = {},
+  progress = {},
+  events = {},
+  results = {},
+  edits = {},
+  latency = {},
+}
+
+local function write_out()
+  local ok, encoded = pcall(vim.fn.json_encode, out)
+  if not ok then
+    encoded = vim.fn.json_encode({ failures = { 'could not encode results: ' .. tostring(encoded) } })
+  end
+  vim.fn.writefile({ encoded }, scenario.out)
+end
+
+local function fail(msg)
+  table.insert(out.failures, msg)
+end
+
+local function check(cond, msg)
+  if not cond then
+    fail(msg)
+  end
+  return cond
+end
+
+local timer = vim.loop.new_timer()
+timer:start(scenario.timeout_ms, 0, vim.schedule_wrap(function()
+  fail('hard timeout after ' .. scenario.timeout_ms .. ' ms')
+  write_out()
+  vim.cmd('cquit 3')
+end))
+
+local function wait(ms, cond, what)
+  local ok = vim.wait(ms, cond, 5)
+  if not ok then
+    fail('timed out waiting for ' .. what)
+  end
+  return ok
+end
+
+local function step(name, fn)
+  local t0 = vim.loop.hrtime()
+  local ok, err = pcall(fn)
+  out.steps[name] = { ok = ok, ms = (vim.loop.hrtime() - t0) / 1e6 }
+  if not ok then
+    fail(name .. ': ' .. tostring(err))
+  end
+  return ok
+end
+
+vim.opt.runtimepath:prepend(scenario.plugin)
+local cortex = require('cortex')
+local unsubscribe = cortex.subscribe(function(r)
+  if r.kind == 'progress' then
+    table.insert(out.progress, { token = r.token, kind = r.value.kind, title = r.value.title, message = r.value.message })
+  elseif r.kind == 'event' then
+    table.insert(out.events, r.event)
+  elseif r.kind == 'result' then
+    table.insert(out.results, { command = r.command, result = r.result, err = r.err })
+  elseif r.kind == 'edit' then
+    table.insert(out.edits, { applied = r.applied, reason = r.reason })
+  end
+end)
+
+local function results_for(command)
+  local n = 0
+  for _, r in ipairs(out.results) do
+    if r.command == command then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function last_result(command)
+  for i = #out.results, 1, -1 do
+    if out.results[i].command == command then
+      return out.results[i]
+    end
+  end
+end
+
+local function code_action_params(bufnr, l1, l2)
+  local last = vim.api.nvim_buf_get_lines(bufnr, l2, l2 + 1, false)[1] or ''
+  return {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = { start = { line = l1, character = 0 }, ['end'] = { line = l2, character = #last } },
+    context = { diagnostics = {} },
+  }
+end
+
+local function request(client, method, params, handler, bufnr)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+-- Sequential textDocument/codeAction round trips; returns sorted latencies (ms) and the last result.
+local function measure_code_actions(client, bufnr, n)
+  local samples, last = {}, nil
+  for _ = 1, n do
+    local done = false
+    local t0 = vim.loop.hrtime()
+    request(client, 'textDocument/codeAction', code_action_params(bufnr, 1, 2), function(err, result)
+      table.insert(samples, (vim.loop.hrtime() - t0) / 1e6)
+      last = { err = err, result = result }
+      done = true
+    end, bufnr)
+    if not vim.wait(5000, function() return done end, 1) then
+      fail('codeAction request did not answer in 5 s')
+      break
+    end
+  end
+  table.sort(samples)
+  return samples, last
+end
+
+local function percentile(sorted, p)
+  if #sorted == 0 then
+    return nil
+  end
+  local idx = math.max(1, math.min(#sorted, math.ceil(p / 100 * #sorted)))
+  return sorted[idx]
+end
+
+local bufnr, client
+local ok_all = step('setup', function()
+  cortex.setup({ cmd = scenario.cmd, settings = scenario.settings or {}, echo_progress = true })
+  vim.cmd('edit ' .. vim.fn.fnameescape(scenario.file))
+  bufnr = vim.api.nvim_get_current_buf()
+  assert(wait(30000, function()
+    local c = cortex.client(bufnr)
+    return c ~= nil and c.server_capabilities ~= nil and next(c.server_capabilities) ~= nil
+  end, 'the server to initialize'), 'server did not start')
+  client = cortex.client(bufnr)
+  out.server_commands = client.server_capabilities.executeCommandProvider
+    and client.server_capabilities.executeCommandProvider.commands
+end)
+
+if ok_all then
+  step('code_actions', function()
+    local _, last = measure_code_actions(client, bufnr, 3)
+    local titles = {}
+    for _, a in ipairs((last and last.result) or {}) do
+      table.insert(titles, a.title)
+    end
+    out.code_action_titles = titles
+    check(vim.tbl_contains(titles, 'Cortex: Explain this'), 'no "Cortex: Explain this" code action')
+    if scenario.file:match('%.py$') then
+      check(vim.tbl_contains(titles, 'Cortex: Run this'), 'no "Cortex: Run this" code action')
+    end
+    local samples = measure_code_actions(client, bufnr, scenario.latency_samples or 50)
+    out.latency.idle = { n = #samples, median = percentile(samples, 50), p99 = percentile(samples, 99), max = samples[#samples] }
+  end)
+
+  step('explain_code_action', function()
+    -- The real path: vim.lsp.buf code action on a range, the user picks "Cortex: Explain this".
+    local picked
+    vim.ui.select = function(items, opts, on_choice)
+      for i, item in ipairs(items) do
+        local title = opts.format_item and opts.format_item(item) or tostring(item)
+        if title == 'Cortex: Explain this' then
+          picked = title
+          return on_choice(item, i)
+        end
+      end
+      return on_choice(nil, nil)
+    end
+    local before = results_for('cortex.explain')
+    if vim.fn.has('nvim-0.10') == 1 then
+      vim.lsp.buf.code_action({ range = { start = { 4, 0 }, ['end'] = { 5, 15 } } })
+    else
+      vim.lsp.buf.range_code_action(nil, { 4, 0 }, { 5, 15 })
+    end
+    assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.explain') > before end, 'the explain result'))
+    check(picked == 'Cortex: Explain this', 'the code action menu did not offer "Cortex: Explain this"')
+    local r = last_result('cortex.explain')
+    check(r.err == nil or r.err == vim.NIL, 'explain failed: ' .. vim.inspect(r.err))
+    out.explain = r.result
+    out.explain_float = cortex.ui():text()
+  end)
+
+  step('ask_command', function()
+    local before = results_for('cortex.ask')
+    vim.cmd('CortexAsk ' .. scenario.ask_message)
+    assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the :CortexAsk result'))
+    local r = last_result('cortex.ask')
+    check(r.err == nil or r.err == vim.NIL, ':CortexAsk failed: ' .. vim.inspect(r.err))
+    out.ask = r.result
+    out.ask_float = cortex.ui():text()
+  end)
+
+  if scenario.write_message then
+    step('ask_write', function()
+      local target = scenario.root .. '/' .. scenario.write_file
+      local before = results_for('cortex.ask')
+      vim.cmd('CortexAsk ' .. scenario.write_message)
+      assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the write result'))
+      local r = last_result('cortex.ask')
+      check(r.err == nil or r.err == vim.NIL, ':CortexAsk (write) failed: ' .. vim.inspect(r.err))
+      out.write_result = r.result
+      out.write_float = cortex.ui():text()
+      out.write_disk_before = vim.fn.filereadable(target) == 1 and table.concat(vim.fn.readfile(target), '\n') or vim.NIL
+      local wb = vim.fn.bufnr(target)
+      if check(wb ~= -1, 'no buffer for ' .. target .. ' after the edit') then
+        vim.fn.bufload(wb)
+        out.write_buffer_text = table.concat(vim.api.nvim_buf_get_lines(wb, 0, -1, false), '\n')
+        out.write_buffer_modified = vim.api.nvim_buf_get_option(wb, 'modified')
+        vim.api.nvim_buf_call(wb, function()
+          vim.cmd('write')
+        end)
+        out.write_disk_after = table.concat(vim.fn.readfile(target), '\n')
+      end
+    end)
+  end
+
+  step('refuse_clobber', function()
+    -- hostile: a CreateFile (overwrite=false) + text for a file that exists. Neovim's own handler would
+    -- truncate it; the plugin's handler must refuse and leave the file alone.
+    local target = scenario.root .. '/keep.txt'
+    vim.fn.writefile({ 'original' }, target)
+    local uri = vim.uri_from_fname(target)
+    local handler = client.handlers['workspace/applyEdit']
+    local zero = { line = 0, character = 0 }
+    local result = handler(nil, { label = 'hostile', edit = { documentChanges = {
+      { kind = 'create', uri = uri, options = { overwrite = false } },
+      { textDocument = { uri = uri, version = vim.NIL }, edits = { { range = { start = zero, ['end'] = zero }, newText = 'evil' } } },
+    } } }, { client_id = client.id, method = 'workspace/applyEdit' })
+    out.clobber = { result = result, disk = table.concat(vim.fn.readfile(target), '\n'),
+      buffer_modified = vim.fn.bufnr(target) ~= -1 and vim.api.nvim_buf_get_option(vim.fn.bufnr(target), 'modified') }
+  end)
+
+  step('other_commands', function()
+    -- :CortexDoctor, :CortexMemory and :CortexRun (a range of calc.py) each get an answer
+    for _, c in ipairs({ { 'CortexDoctor', 'cortex.doctor' }, { 'CortexMemory closure', 'cortex.memory.search' },
+      { '8,9CortexRun', 'cortex.run' } }) do
+      local before = results_for(c[2])
+      vim.cmd(c[1])
+      assert(wait(scenario.run_timeout_ms, function() return results_for(c[2]) > before end, c[1]))
+      local r = last_result(c[2])
+      out[c[2]] = { result = r.result, err = r.err, float = cortex.ui():text() }
+    end
+  end)
+
+  if scenario.streaming_latency then
+    step('latency_while_streaming', function()
+      local before = results_for('cortex.ask')
+      local progress_before = #out.progress
+      vim.cmd('CortexAsk ' .. scenario.streaming_message)
+      -- wait until the run is under way (its progress began), then measure while it goes on
+      wait(scenario.run_timeout_ms, function()
+        for i = progress_before + 1, #out.progress do
+          if out.progress[i].kind == 'begin' then
+            return true
+          end
+        end
+        return false
+      end, 'the streaming run to begin')
+      local t_first = vim.loop.hrtime()
+      local samples = measure_code_actions(client, bufnr, scenario.latency_samples_streaming or 30)
+      out.streaming_sampling_ms = (vim.loop.hrtime() - t_first) / 1e6
+      out.latency.streaming = { n = #samples, median = percentile(samples, 50), p99 = percentile(samples, 99), max = samples[#samples] }
+      out.streaming_still_running = results_for('cortex.ask') == before
+      assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the streaming ask result'))
+    end)
+  end
+
+  if scenario.cancel_message then
+    step('cancel', function()
+      -- :CortexCancel sends window/workDoneProgress/cancel for the running request's token
+      local before = results_for('cortex.ask')
+      local events_before = #out.events
+      vim.cmd('CortexAsk ' .. scenario.cancel_message)
+      -- cancel mid-answer: after the first streamed token
+      wait(scenario.run_timeout_ms, function()
+        for i = events_before + 1, #out.events do
+          if out.events[i].type == 'token' then
+            return true
+          end
+        end
+        return false
+      end, 'the first token of the run to cancel')
+      vim.cmd('CortexCancel')
+      assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the cancelled result'))
+      out.cancel = last_result('cortex.ask').result
+      out.cancel_float = cortex.ui():text()
+    end)
+  end
+end
+
+unsubscribe()
+out.status = cortex.status()
+write_out()
+timer:stop()
+for _, c in ipairs(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) do
+  if vim.fn.has('nvim-0.11') == 1 then
+    c:stop()
+  else
+    c.stop()
+  end
+end
+vim.wait(2000, function()
+  return #(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) == 0
+end, 20)
+vim.cmd(#out.failures == 0 and 'qall!' or 'cquit 1')

