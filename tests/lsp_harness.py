@@ -23,7 +23,10 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
-from tests.scripted_model import ScriptedModelServer
+from cortex_lsp.agent.prompts import ROLE_PLANNER
+from tests.scripted_model import Reply, ScriptedModelServer
+
+DIRECT_PLAN = '{"kind": "direct", "steps": ["Answer directly"]}'
 
 ApplyMode = Literal["accept", "decline", "unsupported"]
 
@@ -88,7 +91,11 @@ async def lsp_session(
     init_options: dict[str, Any] | None = None,
     apply_mode: ApplyMode = "accept",
     env: dict[str, str] | None = None,
+    direct_plans: bool = True,
 ) -> AsyncIterator[LanguageClient]:
+    """``direct_plans``: the planner role is scripted to answer directly, so other rules script the answer."""
+    if model is not None and direct_plans:
+        model.on(Reply(content=DIRECT_PLAN), contains=ROLE_PLANNER, times=None, first=True)
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
     data_dir = tmp_path / "data"

@@ -110,10 +110,13 @@ class ScriptedModelServer:
     # -- scripting -------------------------------------------------------------------------------
     def on(self, reply: Reply, *, contains: str | None = None,
            when: Callable[[dict[str, Any]], bool] | None = None, times: int | None = 1,
-           path: str | None = None) -> Rule:
+           path: str | None = None, first: bool = False) -> Rule:
         rule = Rule(reply=reply, contains=contains, when=when, times=times, path=path)
         with self._lock:
-            self.rules.append(rule)
+            if first:
+                self.rules.insert(0, rule)
+            else:
+                self.rules.append(rule)
         return rule
 
     def script(self, *replies: Reply) -> None:

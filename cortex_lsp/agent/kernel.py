@@ -456,7 +456,8 @@ class AgentKernel:
             and deps.settings.procedural_memory_enabled
         ):
             steps = max(1, len(tools_used))
-            await deps.memory.record_tool_pattern(ctx.words or ctx.task, tools_used, steps)
+            await deps.memory.record_tool_pattern(ctx.words or ctx.task, tools_used, steps,
+                                                  hinted=ctx.hinted, steered=steered)
         record.notes.extend(n for n in ctx.notes if n not in record.notes)
         result = record.result(stop, answer=answer)
         result.elapsed_ms = round((time.monotonic() - record.started) * 1000, 1)

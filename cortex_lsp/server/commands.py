@@ -105,7 +105,7 @@ async def _session(ls: CortexServer, session_id: str | None) -> str:
 async def agent_deps(ls: CortexServer) -> AgentDeps:
     model = await ls.model()
     memory = await ls.memory()
-    return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls),
+    return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls, memory),
                      workspace=LspWorkspace(ls), edits=ls.edits)
 
 

@@ -115,6 +115,7 @@ class RunManager:
                 payload = result.as_dict()
                 payload["run_id"] = run.run_id
                 stream.set_summary(_summary(result))
+                stream.flush()
                 stream.notify("done", payload)
                 return payload
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,8 @@ def sandbox_pool(ls: CortexServer) -> Any | None:
     return pool
 
 
-def tool_registry(ls: CortexServer) -> ToolRegistry:
-    key = ("registry", id(ls.settings))
+def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistry:
+    key = ("registry", id(ls.settings), tuple(ls.roots), id(memory))
     cached = ls.service("registry")
     if cached is not None and cached[0] == key:
         return cached[1]  # type: ignore[no-any-return]
@@ -37,7 +38,9 @@ def tool_registry(ls: CortexServer) -> ToolRegistry:
     except ImportError:
         registry = ToolRegistry()
     else:
-        registry = build_registry(ls.settings, sandbox=sandbox_pool(ls))
+        doc_index = getattr(memory, "doc_index", None)
+        registry = build_registry(ls.settings, sandbox=sandbox_pool(ls), roots=ls.roots,
+                                  docs=(lambda: doc_index) if doc_index is not None else None)
     ls.set_service("registry", (key, registry))
     return registry
 
@@ -57,6 +60,7 @@ async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
     if pool is None:
         raise JsonRpcInternalError("cortex.run is not available yet: the Python sandbox is not installed.")
     result = await pool.run(code, roots=ls.roots)
-    return {"ran": not result.refused, "reason": result.error if result.refused else None,
-            "stdout": result.stdout, "stderr": result.stderr, "value": result.value, "error": result.error,
-            "duration_ms": result.duration_ms, "backend": result.backend, "isolation": result.isolation}
+    payload = dataclasses.asdict(result)
+    payload["ran"] = not result.refused
+    payload["reason"] = result.error if result.refused else None
+    return payload

@@ -47,11 +47,11 @@ async def test_cancel_request_stops_the_run(model: ScriptedModelServer, tmp_path
     model.on(SLOW, times=None)
     async with lsp_session(model, tmp_path) as client:
         msg_id = "ask-to-cancel"
-        future = client.protocol.send_request_async(
+        future = asyncio.ensure_future(client.protocol.send_request_async(
             types.WORKSPACE_EXECUTE_COMMAND,
             types.ExecuteCommandParams(command="cortex.ask", arguments=[{"message": "go on forever"}]),
             msg_id=msg_id,
-        )
+        ))
         await _first_token(client)
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
         result = _plain(await asyncio.wait_for(future, timeout=15))
