@@ -134,7 +134,7 @@ class CliClient:
                 path = self._inside_root(change.text_document.uri)
                 if path is None:
                     return types.ApplyWorkspaceEditResult(applied=False, failure_reason="outside the folder")
-                text = "".join(e.new_text for e in change.edits)
+                text = "".join(getattr(e, "new_text", "") for e in change.edits)
                 plan.append((path, text, change.text_document.uri in creates))
             else:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="unsupported change")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
-from collections.abc import Sequence
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,7 @@ async def _model_checks(settings: Settings) -> list[Check]:
     from cortex_lsp.models.factory import create_model_client
 
     try:
-        made = create_model_client(settings)
-        if inspect.isawaitable(made):
-            made = await made
-        client, info = made
+        client, info = await create_model_client(settings)
     except ModelError as exc:
         return [Check("model server", False, str(exc), exc.advice)]
     checks: list[Check] = []
@@ -50,9 +46,10 @@ async def _model_checks(settings: Settings) -> list[Check]:
         for role, name in (("chat model", chat), ("embedding model", embed)):
             from cortex_lsp.models.ollama_client import model_present
 
-            present = model_present(name, installed) or client.backend != "ollama" and name in installed
+            present = model_present(name, installed) or (client.backend != "ollama" and name in installed)
             fix = f"Run `ollama pull {name}`." if client.backend == "ollama" else f"Serve {name} from {url}."
-            checks.append(Check(role, present, f"{name} {'is' if present else 'is not'} available", "" if present else fix))
+            detail = f"{name} {'is' if present else 'is not'} available"
+            checks.append(Check(role, present, detail, "" if present else fix))
     except ModelError as exc:
         checks.append(Check("model server", False, str(exc), exc.advice))
     finally:
@@ -88,8 +85,8 @@ def _sandbox_check(settings: Settings) -> Check:
     except ImportError:
         return Check("sandbox", False, "The Python sandbox is not installed.", "Reinstall cortex-lsp.")
     ok, detail = isolation_status(settings)
-    return Check("sandbox isolation", ok, detail, "" if ok else "Install bubblewrap: `sudo apt-get install bubblewrap`.",
-                 warning=not ok and settings.sandbox_isolation != "bwrap")
+    fix = "" if ok else "Install bubblewrap: `sudo apt-get install bubblewrap`."
+    return Check("sandbox isolation", ok, detail, fix, warning=not ok and settings.sandbox_isolation != "bwrap")
 
 
 async def run_checks(settings: Settings, roots: list[Path], *, settings_messages: Sequence[str] = ()) -> list[Check]:

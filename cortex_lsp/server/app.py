@@ -7,7 +7,6 @@ plain modules (agent, tools, memory) that know nothing of LSP.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from pathlib import Path
 from typing import Any
@@ -130,11 +129,9 @@ class CortexServer(LanguageServer):
                     await self._model.aclose()
                 from cortex_lsp.models.factory import create_model_client
 
-                made = create_model_client(s)
-                if inspect.isawaitable(made):
-                    made = await made
-                self._model, self.backend_info = made
-                self._model_key = key
+                model, self.backend_info = await create_model_client(s)
+                self._model, self._model_key = model, key
+                return model
             return self._model
 
     async def memory(self) -> Memory:

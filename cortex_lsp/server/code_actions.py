@@ -134,7 +134,7 @@ def code_actions(uri: str, source: str, language: str, params: types.CodeActionP
         ))
     if wanted(KIND_ERROR):
         for diag in params.context.diagnostics:
-            diag_json = {"message": diag.message, "range": _range_json(diag.range)}
+            diag_json: dict[str, object] = {"message": diag.message, "range": _range_json(diag.range)}
             if diag.source:
                 diag_json["source"] = diag.source
             if diag.code is not None:

@@ -58,12 +58,14 @@ class LspEditSink:
         except PathRefused as exc:
             return EditOutcome(uri=uri, kind=kind, applied=False, reason=str(exc))
         if target.path != request.path.resolve():
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not written: the path changed on resolution.")
+            return EditOutcome(uri=uri, kind=kind, applied=False,
+                               reason="Not written: the path changed on resolution.")
         if not supports_apply_edit(caps):
             return EditOutcome(uri=uri, kind=kind, applied=False, reason=NO_APPLY_EDIT)
         if exists and not request.overwrite:
             return EditOutcome(uri=uri, kind=kind, applied=False,
-                               reason=f"Not written: {target.relative} already exists and replacing it was not asked for.")
+                               reason=f"Not written: {target.relative} already exists and replacing it "
+                                      "was not asked for.")
         label = request.label or f"Cortex: {'replace' if exists else 'create'} {target.relative}"
         edit = self._build_edit(uri, target.path, request.text, exists, label)
         if edit is None:

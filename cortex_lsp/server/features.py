@@ -96,6 +96,7 @@ async def _pull_configuration(ls: CortexServer) -> None:
         return
     if not isinstance(value, dict):
         ls.window_show_message(types.ShowMessageParams(
-            type=types.MessageType.Warning, message="Cortex settings: the 'cortex' section must be an object; ignored."))
+            type=types.MessageType.Warning,
+            message="Cortex settings: the 'cortex' section must be an object; ignored."))
         return
     ls.reload_settings({**ls.editor_settings, **value})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortex.runs")
 
-RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Awaitable[AgentResult]]
+RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
 
 
 @dataclass

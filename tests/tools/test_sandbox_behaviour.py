@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (the corpora below are tables of one-line snippets)
+
 """The sandbox runs everyday snippets like a REPL would: values, prints, classes, ``+=`` on items,
 ``__main__`` blocks, dataclasses, strptime, reading files in the roots; and reports how it is isolated.
 
