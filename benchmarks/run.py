@@ -1,0 +1,129 @@
+"""Run the whole benchmark suite side by side and write the results table into docs/benchmarks.md.
+
+    .venv/bin/python -m benchmarks            # full run (~5 minutes on 2 cores)
+    .venv/bin/python -m benchmarks --quick    # fewer samples, recall at 1k/10k only (~2 minutes)
+    .venv/bin/python -m benchmarks --only lsp,startup --no-write
+
+Not part of the test run: numbers depend on the machine; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.common import Row, table
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "benchmarks.md"
+PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+PARTS = ("lsp", "startup", "sandbox", "recall")
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    distro = ""
+    try:
+        distro = subprocess.run(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"], capture_output=True,
+                                text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return (f"{distro or platform.platform()}, {os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}; "
+            f"load average at start {load:.2f} (the machine is shared with other jobs, so expect noise)")
+
+
+async def collect(parts: set[str], quick: bool) -> list[Row]:
+    rows: list[Row] = []
+    if "lsp" in parts:
+        from benchmarks.lsp_bench import Options, run_all
+
+        rows += await run_all(Options(quick=quick))
+    if "startup" in parts:
+        from benchmarks.startup_bench import startup
+
+        rows.append(await startup(5 if quick else 15))
+    if "sandbox" in parts:
+        from benchmarks.sandbox_row import sandbox
+
+        rows.append(await sandbox(20 if quick else 60))
+    if "recall" in parts:
+        from benchmarks.recall_bench import recall
+
+        sizes = [1000, 10_000] if quick else [1000, 10_000, 50_000]
+        row, _ = await recall(sizes, 60 if quick else 200, load_budget_s=240, plot=PLOT)
+        rows.append(row)
+    return rows
+
+
+def write(rows: list[Row], quick: bool, took: float) -> None:
+    block = "\n".join([
+        START,
+        f"Run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{' (--quick)' if quick else ''}, "
+        f"{took:.0f} s. Machine: {machine()}.",
+        "",
+        table(rows),
+        "",
+        *[f"- {r.figure}: {r.note}" for r in rows if r.note],
+        END,
+    ])
+    text = DOC.read_text() if DOC.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text += "\n" + block + "\n"
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Cortex LSP benchmark suite")
+    parser.add_argument("--quick", action="store_true", help="fewer samples; recall at 1k and 10k facts only")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated subset of {', '.join(PARTS)}")
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/benchmarks.md alone")
+    parser.add_argument("--json", type=Path, help="also dump every sample to this file")
+    args = parser.parse_args(argv)
+    parts = {p.strip() for p in args.only.split(",") if p.strip()}
+    unknown = parts - set(PARTS)
+    if unknown:
+        parser.error(f"unknown part(s): {', '.join(sorted(unknown))}")
+    started = time.perf_counter()
+    rows = asyncio.run(collect(parts, args.quick))
+    took = time.perf_counter() - started
+    print(table(rows))
+    for r in rows:
+        if r.note:
+            print(f"- {r.figure}: {r.note}")
+    if args.json:
+        args.json.write_text(json.dumps([{"figure": r.figure, "met": r.met, "raw": r.raw} for r in rows], indent=1))
+    if not args.no_write:
+        write(rows, args.quick, took)
+        print(f"written to {DOC.relative_to(ROOT)}")
+    return 0 if all(r.met is not False for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
