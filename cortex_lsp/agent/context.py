@@ -64,11 +64,14 @@ def build_context(
     record: RunRecord,
     *,
     words_override: str | None = None,
+    turns_override: list[str] | None = None,
 ) -> RunContext:
     selection = request.selection.text if request.selection else None
     turn = UserTurn(words=request.message, selection=selection)
     words = turn.own_words if words_override is None else words_override
     user_turns = [m.content for m in history if m.role == "user"] + [request.message]
+    if turns_override is not None:
+        user_turns = list(turns_override)  # a worker's subtask is model text, never a user turn
     code = selection if selection and selection.strip() else extract_code(request.message)
     if not code:
         for message in reversed(history):

@@ -21,7 +21,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
-from cortex_lsp.guards.provenance import asks_for_file_write, asks_for_overwrite
+from cortex_lsp.guards.provenance import asks_for_overwrite, asks_to_write
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext, ToolResult
@@ -164,7 +164,7 @@ class ToolSession:
                 name, f"The {name} tool is not available for this request. Answer without it."
             )
         if name == "write_file":
-            if not asks_for_file_write(self.context.user_words):
+            if not asks_to_write(self.context.user_words, str(args.get("path") or "")):
                 from cortex_lsp.tools.filesystem import NOT_ASKED
 
                 return self._blocked(name, NOT_ASKED)

@@ -31,7 +31,7 @@ from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
-from cortex_lsp.guards.provenance import asks_to_run_code
+from cortex_lsp.guards.provenance import asks_to_run_code, request_text
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext
@@ -49,12 +49,14 @@ class AgentKernel:
         allow_lats: bool = True,
         persist: bool = True,
         words: str | None = None,
+        user_turns: list[str] | None = None,
         exclude_tools: frozenset[str] = frozenset(),
     ) -> None:
         self.deps = deps
         self.allow_lats = allow_lats
         self.persist = persist
         self.words_override = words
+        self.turns_override = user_turns
         self.exclude_tools = exclude_tools
 
     # -- entry point -------------------------------------------------------------------------------
@@ -91,7 +93,10 @@ class AgentKernel:
         facts = await deps.memory.related_facts(
             request.message, min_relevance=settings.semantic_min_relevance
         )
-        ctx = build_context(request, settings, history, facts, record, words_override=self.words_override)
+        ctx = build_context(
+            request, settings, history, facts, record,
+            words_override=self.words_override, turns_override=self.turns_override,
+        )
         if self.persist:
             await deps.memory.store_turn(request.session_id, "user", request.message)
 
@@ -181,7 +186,8 @@ class AgentKernel:
             settings=self.deps.settings,
             edits=self.deps.edits,
             user_words=ctx.words,
-            user_turns=list(ctx.user_turns),
+            # the URL rule reads only the user's own words of each turn (pasted material is data)
+            user_turns=[request_text(t) for t in ctx.user_turns[:-1]] + [ctx.words],
             run_id=ctx.request.run_id,
         )
         return ToolSession(self.deps, emit, record, context, guarded.offered)

@@ -91,6 +91,7 @@ class Supervisor:
                 allow_lats=False,
                 persist=False,
                 words=self.ctx.words,
+                user_turns=list(self.ctx.user_turns),
                 exclude_tools=WORKER_EXCLUDED,
             )
             return await kernel.run(request, self._worker_emit(index), sub)

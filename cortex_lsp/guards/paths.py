@@ -1,8 +1,9 @@
 """Path guards: every path a tool touches resolves inside an allowed root.
 
 Refused: ``..`` segments, absolute paths (unless they already sit inside a root), drive letters and
-UNC paths, hidden parts (``.git``, ``.env``, ``.venv``, ``.cortex``, any dot-name), system folders,
-the server's own package and plugin folders, and links that lead out of the roots. Writes also need an
+UNC paths, control and invisible characters (bidi overrides, zero-width), hidden parts (``.git``,
+``.env``, ``.venv``, ``.cortex``, any dot-name), system folders, the server's own package and plugin
+folders, and links that lead out of the roots. Writes also need an
 allowed extension and a bounded size; reads are text-only and bounded.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,6 +22,9 @@ _DRIVE = re.compile(r"^[A-Za-z]:[\\/]?")
 _SYSTEM_PREFIXES = ("/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/usr", "/lib", "/var/run",
                     "/run", "/root/.ssh")
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: Unicode categories refused in paths: controls (Cc), formats (Cf: bidi overrides, zero-width), line and
+#: paragraph separators, unassigned and private-use code points
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cn", "Co", "Cs"})
 
 
 class PathRefused(ValueError):
@@ -53,6 +58,12 @@ def _check_text_form(raw: str) -> str:
     text = raw.strip()
     if "\x00" in text:
         raise PathRefused("Access denied: the path contains a NUL character.")
+    if any(unicodedata.category(ch) in _INVISIBLE_CATEGORIES for ch in text):
+        # control, bidi-override and zero-width characters: a name shown to the user as something else
+        raise PathRefused(
+            f"Access denied: {raw!r} contains control or invisible characters (such as a right-to-left "
+            "override); use a plain file name."
+        )
     if _DRIVE.match(text) or text.startswith(("\\\\", "//")):
         raise PathRefused(f"Access denied: {raw!r} is a drive or network path; use a path relative to the folder.")
     text = text.replace("\\", "/")

@@ -41,6 +41,7 @@ __all__ = [
     "asks_for_rename_or_move",
     "asks_for_web",
     "asks_to_run_code",
+    "asks_to_write",
     "instruction_text",
     "intended_tools",
     "is_grounded",
@@ -212,6 +213,53 @@ def asks_for_overwrite(text: str) -> bool:
         if _OVERWRITE_WORD.search(sentence):
             return True
         if _CHANGE_ON_FILE.search(sentence):
+            return True
+    return False
+
+
+# a save request proper: "save ...", "write/put/create ... to/in/as/called <file>", "create a file"
+_WRITE_TARGET = r"(?:files?\b|" + FILE_NAME_RE.pattern + ")"
+_SAVE_REQUEST = re.compile(
+    r"\b(?:save|saves|saving|store|stores|storing|dump|export)\b"
+    r"|\b(?:write|put|output|create|generate|make|copy)\b[^.?!\n]{0,80}?\b(?:to|in|into|as|called|named)\s+"
+    r"(?:a\s+|the\s+|new\s+)?" + _WRITE_TARGET
+    + r"|\b(?:create|make|generate|write)\s+(?:a\s+|the\s+|new\s+)?" + _WRITE_TARGET,
+    re.IGNORECASE,
+)
+_WRITE_VERB = re.compile(
+    r"\b(?:sav(?:e|ed|ing)|writ(?:e|es|ing)|stor(?:e|ing)|creat(?:e|es|ing)|export|put|dump|record|make|"
+    r"generate|output|add|append)\b",
+    re.IGNORECASE,
+)
+
+
+def _path_key(path: str) -> str:
+    text = path.strip().replace("\\", "/").lower()
+    while text.startswith("./"):
+        text = text[2:]
+    return text.lstrip("/")
+
+
+def asks_to_write(text: str, path: str) -> bool:
+    """May a write of ``path`` follow from the user's own words?
+
+    Stricter than :func:`asks_for_file_write` (which only sees file *intent*, and is true for "summarize
+    notes.md"): the words must ask for a save ("save …", "write/put/create … to/as <file>", "create
+    a file"), ask to replace/update a file, or name ``path`` together with a writing verb. A file the
+    user named only to be *read* grants no write, so text read from it can't ask for one.
+    """
+    words = request_text(text)
+    if _FILE_INTENT.search(words) is None:
+        return False
+    if _SAVE_REQUEST.search(words) is not None or asks_for_overwrite(words):
+        return True
+    if _WRITE_VERB.search(words) is None:
+        return False
+    target = _path_key(path)
+    name = target.rsplit("/", 1)[-1]
+    for match in FILE_NAME_RE.finditer(words):
+        named = _path_key(match.group(0))
+        if named == target or (name and named.rsplit("/", 1)[-1] == name):
             return True
     return False
 

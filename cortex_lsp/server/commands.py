@@ -29,7 +29,7 @@ from cortex_lsp.server.arguments import (
     RunArgs,
     parse_args,
 )
-from cortex_lsp.server.documents import LspWorkspace
+from cortex_lsp.server.documents import LspWorkspace, open_document
 
 log = logging.getLogger("cortex.commands")
 
@@ -50,7 +50,7 @@ def _document_text(ls: CortexServer, uri: str, field: str = "uri") -> tuple[str,
     """The text of ``uri`` (the editor's buffer if open, else the file inside a root)."""
     if not uri.startswith("file:"):
         raise JsonRpcInvalidParams(f"{field}: only file: URIs are supported, got {uri[:80]!r}")
-    doc = ls.workspace.text_documents.get(uri)
+    doc = open_document(ls, uri)
     fs = to_fs_path(uri)
     path = Path(fs) if fs else None
     if doc is not None:

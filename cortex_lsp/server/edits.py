@@ -23,6 +23,7 @@ from cortex_lsp.server.capabilities import (
     supports_create_file,
     supports_document_changes,
 )
+from cortex_lsp.server.documents import open_document
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -84,7 +85,7 @@ class LspEditSink:
         return EditOutcome(uri=uri, kind=kind, applied=True)
 
     def _open_text(self, uri: str) -> str | None:
-        doc = self.server.workspace.text_documents.get(uri)
+        doc = open_document(self.server, uri)
         return doc.source if doc is not None else None
 
     def _build_edit(self, uri: str, path: Path, text: str, exists: bool, label: str) -> types.WorkspaceEdit | None:
@@ -107,7 +108,7 @@ class LspEditSink:
             current = open_text if open_text is not None else path.read_text(encoding="utf-8", errors="replace")
             whole = types.Range(start=types.Position(0, 0), end=_end_of(current))
             if supports_document_changes(caps):
-                doc = self.server.workspace.text_documents.get(uri)
+                doc = open_document(self.server, uri)
                 version = doc.version if doc is not None else None
                 return types.WorkspaceEdit(
                     document_changes=[types.TextDocumentEdit(

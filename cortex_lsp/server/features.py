@@ -13,6 +13,7 @@ from cortex_lsp.server import commands
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.capabilities import supports_configuration
 from cortex_lsp.server.code_actions import code_actions
+from cortex_lsp.server.documents import open_document
 
 log = logging.getLogger("cortex.features")
 
@@ -71,7 +72,7 @@ def register(server: CortexServer) -> None:
         uri = params.text_document.uri
         if not uri.startswith("file:"):
             return []
-        doc = ls.workspace.text_documents.get(uri)
+        doc = open_document(ls, uri)
         source = doc.source if doc is not None else ""
         language = (doc.language_id or "") if doc is not None else ""
         return code_actions(uri, source, language, params)

@@ -19,7 +19,8 @@ from cortex_lsp.ports import EditOutcome, EditSink, Workspace
 @dataclass
 class ToolContext:
     """What a tool may see of the run. ``user_words`` is the user's own request (provenance-filtered);
-    ``user_turns`` are every user message of the conversation (for the URL rule)."""
+    ``user_turns`` are the user messages of the conversation (for the URL rule; web_fetch reads only
+    their own words, never pasted material)."""
 
     workspace: Workspace
     settings: Settings

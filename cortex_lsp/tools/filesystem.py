@@ -22,7 +22,7 @@ from cortex_lsp.guards.paths import (
     read_text_file,
     resolve_in_roots,
 )
-from cortex_lsp.guards.provenance import asks_for_file_write, asks_for_overwrite
+from cortex_lsp.guards.provenance import asks_for_overwrite, asks_to_write
 from cortex_lsp.ports import EditRequest
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 
@@ -305,7 +305,7 @@ class WriteFileTool(BaseTool):
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         # Provenance: the write (and any overwrite) must come from the user's own words.
-        if not asks_for_file_write(context.user_words):
+        if not asks_to_write(context.user_words, str(arguments["path"])):
             return self.fail(NOT_ASKED)
         overwrite = bool(arguments.get("overwrite")) and asks_for_overwrite(context.user_words)
         try:

@@ -35,6 +35,7 @@ from urllib.robotparser import RobotFileParser
 import html2text
 import httpx
 
+from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.guards.urls import (
     FetchUrl,
     IPAddress,
@@ -359,7 +360,9 @@ class WebFetchTool(BaseTool):
             return self.fail("Give the URL as a string.")
         try:
             url = parse_fetch_url(raw)
-            check_user_url(raw, [*context.user_turns, context.user_words])
+            # only the user's own words of each turn: a URL inside pasted or quoted material is data
+            typed = [request_text(turn) for turn in context.user_turns if isinstance(turn, str)]
+            check_user_url(raw, [*typed, context.user_words])
         except UrlRefused as exc:
             return self.fail(str(exc), data={"url": raw, "refused": True})
         if self._ssl_context is None:
