@@ -62,7 +62,7 @@ class Session:
         root.mkdir(parents=True, exist_ok=True)
         (tmp / "data").mkdir(exist_ok=True)
         client = await RawClient.spawn([sys.executable, "-m", "cortex_lsp"],
-                                       env=server_env(model_url, tmp / "data", **env))
+                                       env=server_env(model_url, tmp / "data", **env), cwd=root)
         await client.initialize(root)
         path = root / "sample.py"
         path.write_text(SAMPLE)
@@ -88,6 +88,10 @@ class Session:
                 if n.method == "cortex/event" and n.params.get("run_id") == run_id]
 
 
+def _is_token(note: Note) -> bool:
+    return note.method == "cortex/event" and note.params.get("type") == "token"
+
+
 def _script_direct(model: ModelProcess) -> None:
     model.reset()
     model.on({"content": DIRECT_PLAN}, contains=ROLE_PLANNER, first=True)
@@ -108,22 +112,54 @@ async def code_actions(s: Session, model: ModelProcess, opt: Options) -> Row:
         runs += 1
         mark = len(s.client.notes)
         _, fut = s.ask("STREAMLONG: write a long text")
-        while not fut.done() and not any(x.method == "cortex/event" and x.params.get("type") == "token"
-                                         for x in s.client.notes[mark:]):
-            await asyncio.sleep(0.002)
+        await s.client.wait_note(_is_token, mark, fut)
         while not fut.done() and len(busy) < n:
             sample = await s.code_action()
             if not fut.done():  # only samples taken while the run was still streaming
                 busy.append(sample)
             await asyncio.sleep(0.003)
         await fut
+    return _code_action_row("as fast as the model sends them", idle, busy, runs)
+
+
+def _code_action_row(how: str, idle: list[float], busy: list[float], runs: int) -> Row:
     ratio_med = med(busy) / med(idle)
     ratio_p99 = pct(busy, 0.99) / pct(idle, 0.99)
     met = pct(busy, 0.99) <= 5 and ratio_p99 <= 1.5
-    return Row("`textDocument/codeAction` while a run streams tokens (as fast as the model sends them)",
+    return Row(f"`textDocument/codeAction` while a run streams tokens ({how})",
                f"{ms(med(busy))} / {ms(pct(busy, 0.99))}", f"idle: {ms(med(idle))} / {ms(pct(idle, 0.99))}",
                f"{ratio_med:.2f}× / {ratio_p99:.2f}× (p99)", "p99 ≤ 5 ms, busy/idle ≤ 1.5×", met,
                raw={"idle": idle, "busy": busy, "runs": runs})
+
+
+async def code_actions_paced(s: Session, model: ModelProcess, opt: Options, rate: float = 200) -> Row:
+    """The same at a local model's pace (``rate`` tokens/s): what an editor user actually sees."""
+    n = opt.n(150, 600)
+    idle = [await s.code_action() for _ in range(n)]
+    _script_direct(model)
+    model.on({"content": " ".join(f"tok{i}" for i in range(int(rate * 60))), "token_delay": 1 / rate},
+             contains="STREAMPACE")
+    mark = len(s.client.notes)
+    _, fut = s.ask("STREAMPACE: write a long text")
+    await s.client.wait_note(_is_token, mark, fut)
+    busy: list[float] = []
+    while len(busy) < n and not fut.done():
+        busy.append(await s.code_action())
+        await asyncio.sleep(0.01)
+    await _cancel(s, fut)
+    return _code_action_row(f"paced at {rate:.0f} tokens/s", idle, busy, 1)
+
+
+async def _cancel(s: Session, fut: asyncio.Future[Any]) -> None:
+    """Cancel the latest run through its progress token (as an editor's cancel button does)."""
+    tokens = [n.params["token"] for n in reversed(s.client.notes)
+              if n.method == "$/progress" and n.params.get("value", {}).get("kind") == "begin"]
+    if tokens:
+        s.client.notify("window/workDoneProgress/cancel", {"token": tokens[0]})
+    try:
+        await asyncio.wait_for(fut, 30)
+    except Exception:
+        pass
 
 
 # -- cortex.ask vs bare ollama; first $/progress; RSS over 100 runs ----------------------------------
@@ -145,6 +181,8 @@ async def ask_direct(s: Session, model: ModelProcess, opt: Options) -> list[Row]
     idle_rss = rss_mb(s.client.pid)
     e2e: list[float] = []
     bare: list[float] = []
+    bare2: list[float] = []  # the same two model calls the direct path makes (plan, then answer)
+    planner_q = [{"role": "system", "content": ROLE_PLANNER}, {"role": "user", "content": "capital?"}]
     first_progress: list[float] = []
     rss: dict[int, float] = {}
     model.reset()
@@ -157,12 +195,13 @@ async def ask_direct(s: Session, model: ModelProcess, opt: Options) -> list[Row]
         at, result = await fut
         assert result["stop_reason"] == "answered", result
         e2e.append((at - sent) * 1000)
+        if i == 1:
+            calls_per_run = model.counts()  # before the bare calls below
         prog = next((n for n in s.client.notes[mark:] if n.method == "$/progress"), None)
         if prog is not None:
             first_progress.append((prog.at - sent) * 1000)
         bare.append(await bare_chat(bare_client, question))
-        if i == 1:
-            calls_per_run = model.counts()
+        bare2.append(await bare_chat(bare_client, planner_q) + await bare_chat(bare_client, question))
         if i in (1, 10, runs):
             await asyncio.sleep(0.5)  # let background consolidation settle
             rss[i] = rss_mb(s.client.pid)
@@ -176,14 +215,18 @@ async def ask_direct(s: Session, model: ModelProcess, opt: Options) -> list[Row]
             f"{ms(med(e2e))} / {ms(pct(e2e, 0.99))}", f"bare `ollama` chat: {ms(med(bare))} / {ms(pct(bare, 0.99))}",
             f"{ratio:.2f}× (+{fixed:.1f} ms)", "≤ 1.15× (+ ≤ 15 ms fixed)",
             med(e2e) <= 1.15 * med(bare) + 15,
-            note=f"one ask made {chats} chat and {embeds} embedding request(s) to the model server",
-            raw={"e2e": e2e, "bare": bare}),
+            note=f"one ask made {chats} chat and {embeds} embedding request(s) to the model server (by the time "
+                 f"the result arrived); against the bare client making the same two calls "
+                 f"(plan + answer: {ms(med(bare2))} / {ms(pct(bare2, 0.99))}) the ratio is "
+                 f"{med(e2e) / med(bare2):.2f}× (+{med(e2e) - med(bare2):.1f} ms); the p99 includes the first "
+                 "ask, which opens the memory store",
+            raw={"e2e": e2e, "bare": bare, "bare2": bare2}),
         Row("executeCommand → first `$/progress`", f"{ms(med(first_progress))} / {ms(pct(first_progress, 0.99))}",
             "—", "—", "median ≤ 50 ms", med(first_progress) <= 50, raw={"first_progress": first_progress}),
         Row(f"server RSS: idle; after 10 and {runs} runs", f"{idle_rss:.0f} MB idle; {rss.get(10, 0):.0f} → "
             f"{rss[runs]:.0f} MB", "—", f"growth 10→{runs}: {growth * 100:+.1f}%",
             "idle ≤ 150 MB; growth ≤ 10%", idle_rss <= 150 and growth <= 0.10,
-            note=f"after the first run: {rss[1]:.0f} MB (memory store opened)", raw={"idle": idle_rss, **rss}),
+            note=f"after the first run: {rss[1]:.0f} MB (memory store opened)", raw={"idle": idle_rss, "after": rss}),
     ]
 
 
@@ -227,9 +270,10 @@ async def streaming(s: Session, model: ModelProcess, opt: Options) -> Row:
     window_max = max(sum(1 for t in reports_at if a <= t < a + 1.0) for a in reports_at)
     ratio = med(cortex_rates) / med(bare_rates)
     return Row("streamed tokens/s reaching the client; progress messages/s",
-               f"{med(cortex_rates):,.0f} tok/s; {med(msg_rates):.1f} msg/s (fast), max {window_max} msg in 1 s (paced)",
+               f"{med(cortex_rates):,.0f} tok/s; {med(msg_rates):.1f} msg/s (fast), "
+               f"max {window_max} msg in 1 s (paced)",
                f"bare `ollama` stream: {med(bare_rates):,.0f} tok/s", f"{ratio:.2f}×",
-               "≥ 0.97×; ≤ 20 progress msg/s", ratio >= 0.97 and med(msg_rates) <= 20 and window_max <= 21,
+               "≥ 0.97×; ≤ 20 progress msg/s", ratio >= 0.97 and med(msg_rates) <= 20 and window_max <= 20,
                note=f"{n_tokens} tokens as fast as the scripted server sends; paced run at 100 tok/s",
                raw={"cortex": cortex_rates, "bare": bare_rates, "msg": msg_rates, "window_max": window_max})
 
@@ -288,6 +332,7 @@ async def run_all(opt: Options) -> list[Row]:
             await asyncio.sleep(1.0)
             rows += await ask_direct(s, model, opt)
             rows.append(await code_actions(s, model, opt))
+            rows.append(await code_actions_paced(s, model, opt))
             rows.append(await streaming(s, model, opt))
             rows.append(await tool_run(s, model, opt))
         finally:

@@ -109,9 +109,28 @@ class RawClient:
         self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         return fut
 
-    async def request(self, method: str, params: Any, timeout: float = 120) -> Any:
-        _, result = await asyncio.wait_for(self.request_nowait(method, params), timeout)
+    async def request(self, method: str, params: Any, limit: float = 120) -> Any:
+        _, result = await asyncio.wait_for(self.request_nowait(method, params), limit)
         return result
+
+    async def wait_note(self, match: Callable[[Note], bool], since: int, done: asyncio.Future[Any]) -> bool:
+        """Wait until a notification after index ``since`` matches (True) or ``done`` resolves (False)."""
+        if any(match(n) for n in self.notes[since:]):
+            return True
+        seen = asyncio.Event()
+
+        def listener(note: Note) -> None:
+            if match(note):
+                seen.set()
+
+        self.listeners.append(listener)
+        try:
+            waiter = asyncio.ensure_future(seen.wait())
+            await asyncio.wait({waiter, done}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            return seen.is_set()
+        finally:
+            self.listeners.remove(listener)
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})

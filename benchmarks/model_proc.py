@@ -20,6 +20,10 @@ def _child(conn: Connection, tokens_per_second: float | None) -> None:
     from tests.scripted_model import Reply, ScriptedModelServer
 
     server = ScriptedModelServer(tokens_per_second=tokens_per_second).start()
+    # Ollama (Go's net/http) sends with TCP_NODELAY; Python's http.server does not, and Nagle + delayed
+    # ACKs then add ~40 ms to some streamed replies at random, for the bare client and Cortex alike.
+    assert server._httpd is not None
+    server._httpd.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
     conn.send(server.url)
     while True:
         op, args = conn.recv()

@@ -24,7 +24,6 @@ from benchmarks.common import Row, table
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
-START, END = "<!-- results:start -->", "<!-- results:end -->"
 PARTS = ("lsp", "startup", "sandbox", "recall")
 
 
@@ -50,7 +49,8 @@ def machine() -> str:
                                 text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
-    return (f"{distro or platform.platform()}, {os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}; "
+    return (f"{distro or platform.platform()}, {os.cpu_count()} cores ({cpu}){mem}, "
+            f"Python {platform.python_version()}; "
             f"load average at start {load:.2f} (the machine is shared with other jobs, so expect noise)")
 
 
@@ -77,21 +77,22 @@ async def collect(parts: set[str], quick: bool) -> list[Row]:
     return rows
 
 
-def write(rows: list[Row], quick: bool, took: float) -> None:
+def write(rows: list[Row], quick: bool, took: float, section: str) -> None:
+    start, end = f"<!-- results:{section}:start -->", f"<!-- results:{section}:end -->"
     block = "\n".join([
-        START,
+        start,
         f"Run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{' (--quick)' if quick else ''}, "
         f"{took:.0f} s. Machine: {machine()}.",
         "",
         table(rows),
         "",
         *[f"- {r.figure}: {r.note}" for r in rows if r.note],
-        END,
+        end,
     ])
-    text = DOC.read_text() if DOC.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1]
+    text = DOC.read_text() if DOC.exists() else f"# Benchmarks\n\n{start}\n{end}\n"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
         text += "\n" + block + "\n"
     DOC.parent.mkdir(parents=True, exist_ok=True)
@@ -103,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer samples; recall at 1k and 10k facts only")
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated subset of {', '.join(PARTS)}")
     parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/benchmarks.md alone")
+    parser.add_argument("--section", default="main",
+                        help="which results block of docs/benchmarks.md to replace (default: main)")
     parser.add_argument("--json", type=Path, help="also dump every sample to this file")
     args = parser.parse_args(argv)
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
@@ -119,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps([{"figure": r.figure, "met": r.met, "raw": r.raw} for r in rows], indent=1))
     if not args.no_write:
-        write(rows, args.quick, took)
+        write(rows, args.quick, took, args.section)
         print(f"written to {DOC.relative_to(ROOT)}")
     return 0 if all(r.met is not False for r in rows) else 1
 

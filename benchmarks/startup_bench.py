@@ -1,5 +1,5 @@
-"""Spawn → ``initialize`` result: Cortex vs jedi-language-server, both started as ``python -m <module>``
-from the same interpreter and driven by the same raw client."""
+"""Spawn → ``initialize`` result: Cortex vs jedi-language-server, both started by their console
+script in the same venv (``cortex-lsp``, ``jedi-language-server``) and driven by the same raw client."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from benchmarks.common import Row, med, ms, pct
-from benchmarks.lspclient import RawClient
 from benchmarks.lsp_bench import server_env
+from benchmarks.lspclient import RawClient
 
 
 async def _once(argv: list[str], env: dict[str, str], root: Path) -> float:
@@ -32,11 +32,11 @@ async def startup(runs: int) -> Row:
         root = tmp / "ws"
         root.mkdir()
         env = server_env("http://127.0.0.1:9", tmp / "data")
+        bindir = Path(sys.executable).parent
         cortex: list[float] = []
         jedi: list[float] = []
         for i in range(runs + 1):  # the first pair warms the page cache and is not counted
-            pair = [("cortex", [sys.executable, "-m", "cortex_lsp"]),
-                    ("jedi", [sys.executable, "-m", "jedi_language_server"])]
+            pair = [("cortex", [str(bindir / "cortex-lsp")]), ("jedi", [str(bindir / "jedi-language-server")])]
             if i % 2:
                 pair.reverse()  # alternate the order: neither always runs first
             for name, argv in pair:

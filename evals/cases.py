@@ -199,7 +199,8 @@ def load_cases(paths: Iterable[Path]) -> list[Case]:
     return cases
 
 
-def select(cases: list[Case], only: Iterable[str] = (), ids: Iterable[str] = (), limit: int | None = None) -> list[Case]:
+def select(cases: list[Case], only: Iterable[str] = (), ids: Iterable[str] = (),
+           limit: int | None = None) -> list[Case]:
     """Cases in the given categories / with the given ids; at most ``limit`` per category."""
     wanted, wanted_ids = set(only), set(ids)
     chosen = [c for c in cases if (not wanted or c.category in wanted) and (not wanted_ids or c.id in wanted_ids)]

@@ -53,8 +53,7 @@ def apply_to_disk(edit: types.WorkspaceEdit) -> list[Path]:
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(to_fs_path(change.text_document.uri) or "")
             old = path.read_text(encoding="utf-8") if path.exists() else ""
-            path.write_text(_apply_text_edits(old, [e for e in change.edits if isinstance(e, types.TextEdit)]),
-                            encoding="utf-8")
+            path.write_text(_apply_text_edits(old, list(change.edits)), encoding="utf-8")
             written.append(path)
         else:
             raise ValueError(f"unsupported change {type(change).__name__}")
@@ -71,7 +70,8 @@ def _offset(lines: list[str], pos: types.Position) -> int:
     return sum(len(x) for x in lines[:line]) + (min(pos.character, len(lines[line])) if line < len(lines) else 0)
 
 
-def _apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+def _apply_text_edits(text: str, edits: list[Any]) -> str:
+    """TextEdit / AnnotatedTextEdit (code-point offsets: exact for the BMP text the cases use)."""
     lines = text.splitlines(keepends=True)
     spans = sorted(((_offset(lines, e.range.start), _offset(lines, e.range.end), e.new_text) for e in edits),
                    reverse=True)
@@ -184,14 +184,14 @@ class EvalClient(BaseLanguageClient):
                 await asyncio.wait_for(self.shutdown_async(None), SHUTDOWN_SECONDS)
                 self.exit(None)
                 await asyncio.wait_for(self._server.wait(), SHUTDOWN_SECONDS)  # type: ignore[union-attr]
-        except Exception:  # noqa: BLE001 - a hung or dead server is killed below
+        except Exception:
             pass
         if self.server_alive():
             self._server.kill()  # type: ignore[union-attr]
             await self._server.wait()  # type: ignore[union-attr]
         try:
             await asyncio.wait_for(self.stop(), SHUTDOWN_SECONDS)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         if self._stderr_task is not None:
             self._stderr_task.cancel()

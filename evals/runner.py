@@ -8,6 +8,7 @@ Turns run in order; a turn marked ``parallel`` starts together with the one befo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
@@ -21,6 +22,7 @@ from evals.checks import CaseOutcome, TurnOutcome, judge
 from evals.client import EvalClient
 
 CANCEL_GRACE_SECONDS = 10.0
+SETTLE_SECONDS = 3.0
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: "Ollama is not running"
 
 
@@ -125,12 +127,13 @@ class CaseDriver:
             if done:
                 try:
                     out.result = task.result()
-                except Exception as exc:  # noqa: BLE001 - a JSON-RPC error is an outcome to judge
+                except Exception as exc:
                     out.error = f"{type(exc).__name__}: {exc}"
         finally:
             if canceller is not None:
                 canceller.cancel()
         out.ended = time.monotonic()
+        await self._settle(token, out.result)
         out.progress_reports = sum(1 for p in self.client.rec.progress.get(token, []) if p.get("kind") == "report")
         out.edit_requests = self.client.rec.edit_requests - edits_before
         if isinstance(out.result, dict):
@@ -143,8 +146,19 @@ class CaseDriver:
                 self.session = str(out.result["session_id"])
         return out
 
+    async def _settle(self, token: str, result: dict[str, Any] | None) -> None:
+        """Notifications can be handled just after the response: wait for the run's ``done`` and ``end``."""
+        run_id = str((result or {}).get("run_id", ""))
+        rec = self.client.rec
+        for _ in range(int(SETTLE_SECONDS / 0.02)):
+            done = not run_id or any(e.get("type") == "done" for e in rec.events.get(run_id, []))
+            ended = not run_id or any(p.get("kind") == "end" for p in rec.progress.get(token, []))
+            if done and ended:
+                return
+            await asyncio.sleep(0.02)
+
     async def _cancel_later(self, token: str, after: float | None) -> None:
-        while not self.client.rec.progress.get(token):
+        while not self.client.rec.progress.get(token):  # noqa: ASYNC110 - progress arrives from the reader task
             await asyncio.sleep(0.05)
         await asyncio.sleep(after or 0.0)
         self.client.cancel(token)
@@ -184,14 +198,25 @@ async def run_case(case: Case, config: RunConfig) -> CaseOutcome:
         outcome.turns = await driver.run()
         if not client.server_alive():
             outcome.crashed = f"the server exited (code {client._server.returncode if client._server else '?'})"
-    except Exception as exc:  # noqa: BLE001 - report, don't stop the battery
+    except Exception as exc:
         outcome.crashed = f"{type(exc).__name__}: {exc}"
     finally:
         outcome.seconds = time.monotonic() - began
         await client.close()
     outcome.log_tail = client.log_tail()
     judge(outcome, root)
+    _save(outcome, folder / "outcome.json")
     return outcome
+
+
+def _save(outcome: CaseOutcome, path: Path) -> None:
+    """Every turn's full result next to the server log, for reading a failure afterwards."""
+    data = {"case": outcome.case.id, "passed": outcome.passed, "reasons": outcome.reasons,
+            "crashed": outcome.crashed, "seconds": round(outcome.seconds, 1),
+            "turns": [{"command": t.command, "result": t.result, "error": t.error, "timed_out": t.timed_out,
+                       "seconds": round(t.seconds, 1), "progress_reports": t.progress_reports,
+                       "edit_requests": t.edit_requests} for t in outcome.turns]}
+    path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 
 
 async def run_cases(cases: list[Case], config: RunConfig, *, jobs: int = 1,

@@ -193,6 +193,9 @@ def _tokens(text: str) -> list[str]:
 def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY, as Ollama (Go net/http) sends: with Nagle + delayed ACKs a streamed reply's
+        # first chunk after the headers waits ~40 ms for an ACK, at random, on every call.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass

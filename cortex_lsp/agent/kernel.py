@@ -89,9 +89,10 @@ class AgentKernel:
     async def _run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult:
         deps = self.deps
         settings = deps.settings
-        history = await deps.memory.history(request.session_id, settings.history_turns)
-        facts = await deps.memory.related_facts(
-            request.message, min_relevance=settings.semantic_min_relevance
+        # Independent reads (SQLite, and an embedding + Chroma query): side by side.
+        history, facts = await asyncio.gather(
+            deps.memory.history(request.session_id, settings.history_turns),
+            deps.memory.related_facts(request.message, min_relevance=settings.semantic_min_relevance),
         )
         ctx = build_context(
             request, settings, history, facts, record,

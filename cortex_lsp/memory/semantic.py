@@ -77,15 +77,16 @@ class SemanticMemory:
         return ids
 
     async def _nearest(self, vec: list[float], limit: int) -> list[StoredFact]:
-        count = await asyncio.to_thread(self.collection.count)
-        if count == 0:
-            return []
+        # One thread hop, no ``count()``: Chroma (>= 1.0) answers an empty collection or a limit above
+        # the count with fewer results. The extra count cost a second hop + a Rust call per recall.
         res = await asyncio.to_thread(
             self.collection.query,
             query_embeddings=[vec],
-            n_results=min(limit, count),
+            n_results=limit,
             include=["documents", "distances", "metadatas"],
         )
+        if not res["ids"] or not res["ids"][0]:
+            return []
         ids = res["ids"][0]
         docs = (res.get("documents") or [[]])[0] or []
         dists = (res.get("distances") or [[]])[0] or []

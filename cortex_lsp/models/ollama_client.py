@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
@@ -18,6 +20,8 @@ from cortex_lsp.models.base import (
     ToolCall,
     ToolSpec,
 )
+
+STREAM_BREATHE_SECONDS = 0.004
 
 
 def _unavailable(base_url: str) -> ModelUnavailable:
@@ -102,6 +106,7 @@ class OllamaClient:
                     options=self._options(options) or None,
                     keep_alive=self._keep_alive,
                 )
+                breathed = time.monotonic()
                 async for part in stream:
                     started = True
                     msg = part.message
@@ -110,6 +115,12 @@ class OllamaClient:
                         for c in (msg.tool_calls or [])
                     )
                     yield ChatChunk(content=msg.content or "", tool_calls=calls, done=bool(part.done))
+                    # A fast stream delivers hundreds of lines per socket read and httpx hands them out
+                    # without awaiting I/O: give the event loop a turn every few ms of work, so a
+                    # codeAction or a cancel never waits behind the whole buffer.
+                    if time.monotonic() - breathed >= STREAM_BREATHE_SECONDS:
+                        await asyncio.sleep(0)
+                        breathed = time.monotonic()
                 return
             except ollama.ResponseError as exc:
                 if wire_tools and not started and attempt == 0 and _is_tool_support_error(exc):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lsprotocol import types
 
@@ -28,20 +29,48 @@ def _is_empty(rng: types.Range) -> bool:
     return rng.start.line == rng.end.line and rng.start.character == rng.end.character
 
 
-def enclosing_python(source: str, line: int) -> LineSpan | None:
-    """The innermost function or class around ``line`` (0-based), by the Python AST."""
+@lru_cache(maxsize=8)
+def _parse_python(source: str) -> ast.Module | None:
+    """The parsed document; editors ask for code actions on every cursor move, mostly unedited."""
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def enclosing_python(source: str, line: int) -> LineSpan | None:
+    """The innermost function or class around ``line`` (0-based), by the Python AST.
+
+    Descends only into the statements that contain ``line`` (not ``ast.walk`` over the whole tree).
+    """
+    tree = _parse_python(source)
+    if tree is None:
+        return None
     best: LineSpan | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-            last = (node.end_lineno or node.lineno) - 1
-            if first <= line <= last and (best is None or first >= best.start):
-                best = LineSpan(first, last)
-    return best
+    node: ast.AST = tree
+    while True:
+        inner: ast.AST | None = None
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _BLOCKS):
+                continue
+            if isinstance(child, ast.match_case):  # no position of its own: pattern to last statement
+                first, last = child.pattern.lineno - 1, (child.body[-1].end_lineno or child.pattern.lineno) - 1
+            else:
+                first = child.lineno - 1
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)]) - 1
+                last = (child.end_lineno or child.lineno) - 1
+            if first <= line <= last:
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    best = LineSpan(first, last)
+                inner = child
+                break
+        if inner is None:
+            return best
+        node = inner
 
 
 def enclosing_by_shape(lines: list[str], line: int) -> LineSpan | None:

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from cortex_lsp.agent.deps import AgentDeps, Emit
-from cortex_lsp.agent.kernel import AgentKernel
 from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord, Selection
 from cortex_lsp.guards.paths import PathRefused, read_text_file, resolve_in_roots
 from cortex_lsp.models.base import ModelError
 from cortex_lsp.ports import AgentEvent
-from cortex_lsp.server import services
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.arguments import (
     AskArgs,
@@ -30,6 +27,12 @@ from cortex_lsp.server.arguments import (
     parse_args,
 )
 from cortex_lsp.server.documents import LspWorkspace, open_document
+
+if TYPE_CHECKING:
+    from cortex_lsp.agent.deps import AgentDeps, Emit
+
+# The agent (kernel, tools, jsonschema, sandbox) is imported on the first command, not at start-up,
+# so ``initialize`` does not wait for it.
 
 log = logging.getLogger("cortex.commands")
 
@@ -103,6 +106,9 @@ async def _session(ls: CortexServer, session_id: str | None) -> str:
 
 
 async def agent_deps(ls: CortexServer) -> AgentDeps:
+    from cortex_lsp.agent.deps import AgentDeps
+    from cortex_lsp.server import services
+
     model = await ls.model()
     memory = await ls.memory()
     return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls, memory),
@@ -118,6 +124,8 @@ def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-unt
             return record.result("model_unavailable", answer=exc.user_message())
         info = ls.backend_info
         record.backend = getattr(info, "backend", deps.model.backend)
+        from cortex_lsp.agent.kernel import AgentKernel
+
         return await AgentKernel(deps).run(request, emit, record)
 
     return body
@@ -157,6 +165,8 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.run", RunArgs, args)
     selection = _selection(ls, a.uri, a.range)
     assert selection is not None
+    from cortex_lsp.server import services
+
     return await services.run_code(ls, selection.text)
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("cortex.progress")
 
 EVENT_METHOD = "cortex/event"
-FLUSH_INTERVAL = 0.05  # seconds: ≤ 20 coalesced token messages a second
+FLUSH_INTERVAL = 0.06  # seconds: ≤ 17 coalesced token reports a second, leaving room for step reports (≤ 20/s)
 
 
 def describe(event: AgentEvent) -> str:
