@@ -1,0 +1,1 @@
+"""The benchmark suite: `python -m benchmarks` (see benchmarks/run.py and docs/benchmarks.md)."""

@@ -13,6 +13,7 @@ handed to LATS; ``orchestration`` ``lats`` and ``supervisor`` choose those strat
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from cortex_lsp.agent import prompts
@@ -37,6 +38,9 @@ from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext
 
 CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
+
+
+log = logging.getLogger("cortex.agent")
 
 
 class AgentKernel:
@@ -75,6 +79,16 @@ class AgentKernel:
             await self._record_error(request, exc.user_message())
             return record.result("error", answer=exc.user_message())
 
+    async def _facts(self, message: str) -> list[str]:
+        """Related facts; a memory fault costs the facts, never the run."""
+        try:
+            return await self.deps.memory.related_facts(
+                message, min_relevance=self.deps.settings.semantic_min_relevance
+            )
+        except Exception as exc:  # incl. a missing embedding model: chat still works without facts
+            log.warning("facts unavailable: %s", exc)
+            return []
+
     async def _record_error(self, request: AgentRequest, message: str) -> None:
         # An infrastructure error is never stored as an assistant turn (it would be replayed as an answer).
         if not self.persist:
@@ -92,7 +106,7 @@ class AgentKernel:
         # Independent reads (SQLite, and an embedding + Chroma query): side by side.
         history, facts = await asyncio.gather(
             deps.memory.history(request.session_id, settings.history_turns),
-            deps.memory.related_facts(request.message, min_relevance=settings.semantic_min_relevance),
+            self._facts(request.message),
         )
         ctx = build_context(
             request, settings, history, facts, record,

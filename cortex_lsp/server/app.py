@@ -147,7 +147,12 @@ class CortexServer(LanguageServer):
             return InProcessMemory()
         try:
             model = await self.model()
-            memory = PersistentMemory(self.settings, model)
+            settings = self.settings
+            served = getattr(self.backend_info, "embed_model", None)
+            if served and served != settings.embed_model:
+                # the embedded default serves its own model: key the vector collections by what answers
+                settings = settings.model_copy(update={"embed_model": served})
+            memory = PersistentMemory(settings, model)
             await memory.open()
             return memory  # type: ignore[no-any-return]
         except Exception as exc:
