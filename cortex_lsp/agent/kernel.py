@@ -42,6 +42,9 @@ CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
 
 log = logging.getLogger("cortex.agent")
 
+PLANNER_SHARE = 0.4
+CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
+
 
 class AgentKernel:
     """One run. ``allow_lats``/``persist``/``words`` exist for LATS simulations and supervisor workers."""
@@ -141,7 +144,9 @@ class AgentKernel:
             )
         planner = Planner(deps.model, settings)
         try:
-            async with asyncio.timeout(max(ctx.loop_remaining(), 0.01)):
+            # the planner gets at most 40% of the run: a slow planner must leave time to answer
+            planner_budget = min(ctx.loop_remaining(), settings.max_run_seconds * PLANNER_SHARE)
+            async with asyncio.timeout(max(planner_budget, 0.01)):
                 outcome = await planner.plan(
                     ctx.task,
                     tools=deps.tools.specs(available),
@@ -178,8 +183,9 @@ class AgentKernel:
                     answer = await executor.answer(direct_messages(ctx))
             except TimeoutError:
                 record.notes.append("the answer was cut off at the time budget")
+                partial = record.answer.strip() and record.answer
                 return await self._finish(
-                    ctx, record, "time_budget", record.answer, tools_used=[], steered=True
+                    ctx, record, "time_budget", partial or CUT_OFF_ANSWER, tools_used=[], steered=True
                 )
             return await self._finish(ctx, record, "answered", answer, tools_used=[], steered=False)
         if request.orchestration == "supervisor":

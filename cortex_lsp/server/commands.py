@@ -124,6 +124,7 @@ def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-unt
             return record.result("model_unavailable", answer=exc.user_message())
         info = ls.backend_info
         record.backend = getattr(info, "backend", deps.model.backend)
+        record.model = getattr(info, "chat_model", None) or ""
         from cortex_lsp.agent.kernel import AgentKernel
 
         return await AgentKernel(deps).run(request, emit, record)
