@@ -6,9 +6,10 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 echo "== ruff" >&2
-.venv/bin/ruff check cortex_lsp tests
+.venv/bin/ruff check cortex_lsp tests evals benchmarks
 echo "== mypy" >&2
 .venv/bin/mypy
+.venv/bin/mypy --explicit-package-bases tests evals benchmarks
 if [ -d vscode-extension/node_modules ]; then
   echo "== VS Code extension (lint, types, mocha, package)" >&2
   (cd vscode-extension && npm run ci)

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -51,10 +51,17 @@ def _apply_to_disk(edit: types.WorkspaceEdit) -> None:
             path.write_text("", encoding="utf-8")
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(to_fs_path(change.text_document.uri) or "")
-            text = "".join(e.new_text for e in change.edits)
+            text = "".join(getattr(e, "new_text", "") for e in change.edits)
             path.write_text(text, encoding="utf-8")
     for uri, edits in (edit.changes or {}).items():
         Path(to_fs_path(uri) or "").write_text("".join(e.new_text for e in edits), encoding="utf-8")
+
+
+class CortexClient(LanguageClient):
+    """The pytest-lsp client as the harness sets it up (typing only)."""
+
+    rec: Recorder
+    init_result: types.InitializeResult
 
 
 def server_env(model: ScriptedModelServer | None, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -92,7 +99,7 @@ async def lsp_session(
     apply_mode: ApplyMode = "accept",
     env: dict[str, str] | None = None,
     direct_plans: bool = True,
-) -> AsyncIterator[LanguageClient]:
+) -> AsyncIterator[CortexClient]:
     """``direct_plans``: the planner role is scripted to answer directly, so other rules script the answer."""
     if model is not None and direct_plans:
         model.on(Reply(content=DIRECT_PLAN), contains=ROLE_PLANNER, times=None, first=True)
@@ -100,9 +107,9 @@ async def lsp_session(
     root.mkdir(exist_ok=True)
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
-    client = make_test_lsp_client()
+    client = cast(CortexClient, make_test_lsp_client())
     rec = Recorder(mode=apply_mode)
-    client.rec = rec  # type: ignore[attr-defined]
+    client.rec = rec
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -121,7 +128,7 @@ async def lsp_session(
 
     await client.start_io(sys.executable, "-m", "cortex_lsp", env=server_env(model, data_dir, **(env or {})))
     roots = [] if no_folder else (folders or [root])
-    client.init_result = await client.initialize_session(types.InitializeParams(  # type: ignore[attr-defined]
+    client.init_result = await client.initialize_session(types.InitializeParams(
         capabilities=caps or capabilities(),
         process_id=os.getpid(),
         root_uri=None if no_folder else roots[0].as_uri(),

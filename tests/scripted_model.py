@@ -156,7 +156,8 @@ class ScriptedModelServer:
     def url(self) -> str:
         assert self._httpd is not None, "start() the server first"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        host_text = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{host_text}:{port}"
 
     def start(self) -> ScriptedModelServer:
         handler = _make_handler(self)
@@ -363,7 +364,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             reply = server._pick("/v1/chat/completions", body)
             if self._hang_or_error(reply, openai=True):
                 return
-            calls = [
+            calls: list[dict[str, Any]] = [
                 {"id": f"call_{i}", "type": "function",
                  "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
                 for i, c in enumerate(reply.tool_calls)

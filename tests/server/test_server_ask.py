@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -77,6 +78,7 @@ async def test_two_runs_at_once_and_code_actions_while_streaming(model: Scripted
         a, b = await asyncio.gather(first, second)
         events = dict(client.rec.events)
     assert still_running, "the code action was answered while both runs streamed"
+    assert actions is not None
     assert {x.title for x in actions} >= {"Cortex: Explain this", "Cortex: Run this"}
     assert a["answer"].split() == ["alpha"] * 40
     assert b["answer"].split() == ["beta"] * 40
@@ -127,7 +129,7 @@ async def test_client_without_progress_support_gets_events_only(model: ScriptedM
     assert [e["type"] for e in events][-1] == "done"
 
 
-BAD_ARGUMENTS = [
+BAD_ARGUMENTS: list[tuple[str, list[Any], str]] = [
     ("cortex.ask", [{}], "message"),
     ("cortex.ask", [{"message": ""}], "message"),
     ("cortex.ask", [{"message": "x" * 8193}], "message"),

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
-from tests.lsp_harness import ask, capabilities, lsp_session
+from tests.lsp_harness import ask, capabilities, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
 
 
@@ -102,15 +102,12 @@ async def test_explain_and_run_through_lsp(model: ScriptedModelServer, tmp_path:
     async with lsp_session(model, tmp_path) as client:
         client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
             uri=src.as_uri(), language_id="python", version=1, text=src.read_text())))
-        explained = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="cortex.explain", arguments=[{"uri": src.as_uri(), "range": {
-                "start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 16}}}]))
-        ran = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="cortex.run", arguments=[{"uri": src.as_uri()}]))
+        explained = await execute(client, "cortex.explain", {"uri": src.as_uri(), "range": {
+            "start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 16}}})
+        ran = await execute(client, "cortex.run", {"uri": src.as_uri()})
         pygame = ws / "game.py"
         pygame.write_text("import pygame\npygame.init()\n")
-        refused = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="cortex.run", arguments=[{"uri": pygame.as_uri()}]))
+        refused = await execute(client, "cortex.run", {"uri": pygame.as_uri()})
     explain_request = [r for r in model.chat_requests if "[cortex:explain]" in json.dumps(r)][-1]
     assert "return x * 2" in json.dumps(explain_request)
     assert explained["answer"] == "It doubles its argument."

@@ -18,6 +18,7 @@ DESIGN_COMMANDS = {
 async def test_initialize_advertises_every_command_and_features(model: ScriptedModelServer, tmp_path: Path) -> None:
     async with lsp_session(model, tmp_path) as client:
         caps = client.init_result.capabilities
+        assert caps.execute_command_provider is not None
         assert set(caps.execute_command_provider.commands) >= DESIGN_COMMANDS
         sync = caps.text_document_sync
         kind = sync.change if isinstance(sync, types.TextDocumentSyncOptions) else sync
