@@ -25,7 +25,7 @@ def root(tmp_path: Path) -> Path:
     return r
 
 
-@pytest.mark.parametrize("raw", ["notes.txt", "./notes.txt", "sub/a.md", "sub/a.md/"[:-1],
+@pytest.mark.parametrize("raw", ["notes.txt", "./notes.txt", "sub/a.md", "sub/./a.md",
                                  "/notes.txt", "new.txt", "sub/new.md"])
 def test_ordinary_paths_resolve_inside(root: Path, raw: str) -> None:
     resolved = resolve_in_roots(raw, [root])
