@@ -12,13 +12,11 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
 from cortex_lsp import __version__
-
-DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -104,5 +102,3 @@ def _run(coro: Awaitable[int]) -> int:
 def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
-
-Printer = Callable[[str], None]
