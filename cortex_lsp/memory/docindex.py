@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cortex_lsp.guards.paths import PathRefused, ResolvedPath, read_text_file, resolve_in_roots
+from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
+from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.memory.bm25 import BM25
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
@@ -97,7 +98,14 @@ def _chunk_id(root: str, path: str, n: int) -> str:
 
 
 def default_reader(target: ResolvedPath) -> str:
-    return read_text_file(target, max_bytes=MAX_FILE_BYTES)
+    """A document from an opened folder, read as untrusted (regular file, no link, non-blocking, capped)."""
+    try:
+        text = read_untrusted_text(target.path, max_bytes=MAX_FILE_BYTES, strict=False)
+    except UnsafeFile as exc:
+        raise PathRefused(f"Cannot read {target.relative}: {exc}.") from None
+    if "\x00" in text[:4096]:
+        raise PathRefused(f"Cannot read {target.relative}: it is a binary file.")
+    return text
 
 
 class DocIndex:

@@ -18,7 +18,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
-from cortex_lsp.config import Settings, load_settings
+from cortex_lsp.config import LoadedSettings, Settings, load_settings
 from cortex_lsp.memory.api import InProcessMemory, Memory
 from cortex_lsp.models.base import ModelClient
 from cortex_lsp.server.edits import LspEditSink
@@ -81,7 +81,12 @@ class CortexServer(LanguageServer):
     def reload_settings(self, editor: dict[str, Any] | None = None) -> list[str]:
         if editor is not None:
             self.editor_settings = editor
-        self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
+        try:
+            self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
+        except Exception as exc:  # load_settings never raises by design; if it ever does, defaults + one message
+            log.exception("settings could not be loaded")
+            self.loaded = LoadedSettings(Settings(), [f"settings could not be loaded ({exc.__class__.__name__}); "
+                                                      "using the defaults."])
         messages = list(self.loaded.messages)
         data_dir = self.settings.data_dir.expanduser().resolve()
         if any(_within(data_dir, root) for root in self.roots):
