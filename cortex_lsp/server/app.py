@@ -38,17 +38,22 @@ class CortexProtocol(LanguageServerProtocol):
         return self._server  # type: ignore[return-value]
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # An executeCommand in flight is ours from the moment it arrived: the run stops (or never
+        # starts) and the request answers with the truthful result, not pygls' bare "canceled".
         if self._cortex.runs.cancel_by_msg(msg_id):
             return
         super()._handle_cancel_notification(msg_id)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
-        self._cortex.command_tokens[self.msg_id] = params.work_done_token
+        msg_id = self.msg_id
+        self._cortex.command_tokens[msg_id] = params.work_done_token
+        self._cortex.runs.arrive(msg_id, params.work_done_token)  # before any await: a cancel can find it
         try:
             result = yield from super().lsp_workspace__execute_command(params)
         finally:
-            self._cortex.command_tokens.pop(self.msg_id, None)
+            self._cortex.command_tokens.pop(msg_id, None)
+            self._cortex.runs.depart(msg_id)
         return result
 
 
