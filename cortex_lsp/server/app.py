@@ -78,6 +78,13 @@ class CortexServer(LanguageServer):
         self.editor_settings: dict[str, Any] = {}
         self._services: dict[str, Any] = {}
 
+    # -- transport -------------------------------------------------------------------------------
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """stdio through our one reader (server/transport.py): on the loop, resynchronising on bad frames."""
+        from cortex_lsp.server.transport import serve_stdio
+
+        serve_stdio(self, stdin, stdout)
+
     # -- settings --------------------------------------------------------------------------------
     @property
     def settings(self) -> Settings:

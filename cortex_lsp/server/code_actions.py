@@ -17,6 +17,9 @@ from lsprotocol import types
 KIND_EXPLAIN = types.CodeActionKind.Empty
 KIND_RUN = types.CodeActionKind.Empty
 KIND_ERROR = types.CodeActionKind.QuickFix
+MAX_PARSE_CHARS = 1024 * 1024  # larger documents are not parsed on a cursor move: the cursor's line is the target
+MAX_DIAGNOSTIC_ACTIONS = 20
+MAX_DIAGNOSTIC_MESSAGE = 8192  # what cortex.explain accepts
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,15 @@ def enclosing_by_shape(lines: list[str], line: int) -> LineSpan | None:
 
 
 def target_range(source: str, language: str, rng: types.Range) -> types.Range:
-    """The selection, or the enclosing block of the cursor, or the cursor's line."""
+    """The selection, or the enclosing block of the cursor, or the cursor's line (size checked before any
+    parse: a document over MAX_PARSE_CHARS gets the cursor's line, found without splitting the whole text)."""
     if not _is_empty(rng):
         return rng
+    if len(source) > MAX_PARSE_CHARS:
+        head = source.split("\n", rng.start.line + 1)
+        line = min(rng.start.line, len(head) - 1)
+        text = head[line]
+        return types.Range(start=types.Position(line, 0), end=types.Position(line, min(len(text), MAX_PARSE_CHARS)))
     lines = source.split("\n")
     span = enclosing_python(source, rng.start.line) if language == "python" else None
     if span is None:
@@ -162,8 +171,9 @@ def code_actions(uri: str, source: str, language: str, params: types.CodeActionP
                                   arguments=[{"uri": uri, "range": _range_json(rng)}]),
         ))
     if wanted(KIND_ERROR):
-        for diag in params.context.diagnostics:
-            diag_json: dict[str, object] = {"message": diag.message, "range": _range_json(diag.range)}
+        for diag in params.context.diagnostics[:MAX_DIAGNOSTIC_ACTIONS]:
+            diag_json: dict[str, object] = {"message": diag.message[:MAX_DIAGNOSTIC_MESSAGE],
+                                            "range": _range_json(diag.range)}
             if diag.source:
                 diag_json["source"] = diag.source
             if diag.code is not None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 # so ``initialize`` does not wait for it.
 
 log = logging.getLogger("cortex.commands")
+MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
     "cortex.ask",
@@ -87,13 +88,20 @@ def _slice(text: str, rng: RangeArg | None) -> tuple[str, int, int]:
     return chunk, start.line, end_line
 
 
-def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None) -> Selection | None:
+def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None, notes: list[str] | None = None
+               ) -> Selection | None:
+    """The selected text, capped at MAX_SELECTION_BYTES before it can reach a model (``notes`` says so)."""
     if not uri:
         if rng is not None:
             raise JsonRpcInvalidParams("range: needs uri")
         return None
     text, path, language = _document_text(ls, uri)
     chunk, first, last = _slice(text, rng)
+    if len(chunk) > MAX_SELECTION_BYTES // 4 and len(encoded := chunk.encode("utf-8")) > MAX_SELECTION_BYTES:
+        chunk = encoded[:MAX_SELECTION_BYTES].decode("utf-8", errors="ignore")
+        if notes is not None:
+            notes.append(f"The selection was truncated to its first {MAX_SELECTION_BYTES // 1024} KB "
+                         f"(it was {len(encoded) // 1024} KB); the answer covers only that part.")
     return Selection(uri=uri, text=chunk, path=path, language=language, start_line=first, end_line=last)
 
 
@@ -115,8 +123,9 @@ async def agent_deps(ls: CortexServer) -> AgentDeps:
                      workspace=LspWorkspace(ls), edits=ls.edits)
 
 
-def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-untyped-def]
+def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None):  # type: ignore[no-untyped-def]
     async def body(emit: Emit, record: RunRecord) -> AgentResult:
+        record.notes.extend(notes or ())
         try:
             deps = await agent_deps(ls)
         except ModelError as exc:
@@ -127,17 +136,22 @@ def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-unt
         record.model = getattr(info, "chat_model", None) or ""
         from cortex_lsp.agent.kernel import AgentKernel
 
-        return await AgentKernel(deps).run(request, emit, record)
+        result = await AgentKernel(deps).run(request, emit, record)
+        for note in notes or ():  # the answer itself says what it did not see
+            emit(AgentEvent("token", {"value": f"\n\n({note})"}))
+            result.answer = f"{result.answer.rstrip()}\n\n({note})"
+        return result
 
     return body
 
 
-async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool) -> dict[str, Any]:
+async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool,
+                     notes: list[str] | None = None) -> dict[str, Any]:
     msg_id = ls.protocol.msg_id
     return await ls.runs.execute(
         title=title,
         session_id=request.session_id,
-        body=_agent_body(ls, request),
+        body=_agent_body(ls, request, notes),
         wait=wait,
         work_done_token=ls.command_tokens.get(msg_id),
         msg_id=msg_id,
@@ -146,20 +160,22 @@ async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: 
 
 async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.ask", AskArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    notes: list[str] = []
+    selection = _selection(ls, a.uri, a.range, notes)
     request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
                            selection=selection, orchestration=a.orchestration, mode="ask")
-    return await _run_agent(ls, "Cortex: Ask", request, a.wait)
+    return await _run_agent(ls, "Cortex: Ask", request, a.wait, notes)
 
 
 async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.explain", ExplainArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    notes: list[str] = []
+    selection = _selection(ls, a.uri, a.range, notes)
     diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
     message = "Explain this error." if diagnostic else "Explain this code."
     request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
                            diagnostic=diagnostic, mode="explain")
-    return await _run_agent(ls, "Cortex: Explain", request, a.wait)
+    return await _run_agent(ls, "Cortex: Explain", request, a.wait, notes)
 
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
