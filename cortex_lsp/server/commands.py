@@ -11,7 +11,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord, Selection
-from cortex_lsp.guards.paths import PathRefused, read_text_file, resolve_in_roots
+from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, resolve_in_roots
+from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.models.base import ModelError
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.server.app import CortexServer
@@ -63,9 +64,14 @@ def _document_text(ls: CortexServer, uri: str, field: str = "uri") -> tuple[str,
         raise JsonRpcInvalidParams(f"{field}: cannot map {uri!r} to a file")
     try:
         target = resolve_in_roots(str(path), ls.roots, protected=ls.protected_dirs(), must_exist=True)
-        return read_text_file(target), target.path, ""
+        text = read_untrusted_text(target.path, max_bytes=MAX_READ_BYTES, strict=False)
     except PathRefused as exc:
         raise JsonRpcInvalidParams(f"{field}: {exc}") from None
+    except (UnsafeFile, OSError) as exc:  # a FIFO, a device, a directory, a huge file: refused, never read
+        raise JsonRpcInvalidParams(f"{field}: cannot read {target.relative}: {exc}") from None
+    if "\x00" in text[:4096]:
+        raise JsonRpcInvalidParams(f"{field}: {target.relative} is a binary file")
+    return text, target.path, ""
 
 
 def _slice(text: str, rng: RangeArg | None) -> tuple[str, int, int]:

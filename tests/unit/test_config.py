@@ -16,6 +16,8 @@ from cortex_lsp.config import (
     env_layer,
     load_settings,
 )
+from tests.fuzz.hostile import HOSTILE_CONFIGS as HOSTILE
+from tests.fuzz.hostile import hostile_folder
 
 
 def _write(path: Path, text: str) -> Path:
@@ -124,61 +126,9 @@ def test_data_dir_defaults_outside_any_project(tmp_path: Path) -> None:
 
 # -- a hostile cortex.yaml in the opened folder: never hangs, never raises, one "ignored" message --------
 
-def _hostile_root(tmp_path: Path, kind: str) -> Path:
-    import os
-
-    root = tmp_path / f"repo-{kind}"
-    root.mkdir()
-    target = root / "cortex.yaml"
-    if kind == "dev_zero":
-        target.symlink_to("/dev/zero")
-    elif kind == "symlink_to_regular":
-        _write(tmp_path / "elsewhere.yaml", "max_agent_steps: 2\n")
-        target.symlink_to(tmp_path / "elsewhere.yaml")
-    elif kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "huge":
-        with target.open("wb") as handle:
-            handle.truncate(1024 * 1024 * 1024)  # sparse 1 GB
-    elif kind == "directory":
-        target.mkdir()
-    elif kind == "billion_laughs":
-        lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-        for i in range(1, 10):
-            prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
-            lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
-        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    elif kind == "recursive_alias":
-        target.write_text("max_agent_steps: 3\nlats: &a {x: *a}\n", encoding="utf-8")
-    elif kind == "recursive_alias_ignored_key":
-        target.write_text("whatever: &a {x: *a}\n", encoding="utf-8")
-    elif kind == "non_utf8":
-        target.write_bytes(b"max_agent_steps: \xff\xfe\x80 3\n")
-    elif kind == "deep_nesting":
-        target.write_text("lats: " + "[" * 30000 + "]" * 30000 + "\n", encoding="utf-8")
-    elif kind == "deep_mapping":
-        target.write_text("lats: " + "{a: " * 15000 + "1" + "}" * 15000 + "\n", encoding="utf-8")
-    elif kind == "not_a_mapping":
-        target.write_text("- 1\n- 2\n", encoding="utf-8")
-    elif kind == "binary_junk":
-        target.write_bytes(bytes(range(256)) * 10)
-    elif kind == "tabs_and_garbage":
-        target.write_text("\t: : : {{{ ]]] &&& ***\n", encoding="utf-8")
-    elif kind == "just_over_cap":
-        target.write_text("# " + "x" * (64 * 1024) + "\nmax_agent_steps: 2\n", encoding="utf-8")
-    else:
-        raise AssertionError(kind)
-    return root
-
-
-HOSTILE = ["dev_zero", "symlink_to_regular", "fifo", "huge", "directory", "billion_laughs", "recursive_alias",
-           "recursive_alias_ignored_key", "non_utf8", "deep_nesting", "deep_mapping", "not_a_mapping",
-           "binary_junk", "tabs_and_garbage", "just_over_cap"]
-
-
 @pytest.mark.parametrize("kind", HOSTILE)
 def test_hostile_folder_config_is_ignored_with_one_message(tmp_path: Path, kind: str) -> None:
-    root = _hostile_root(tmp_path, kind)
+    root = hostile_folder(tmp_path, kind)
     loaded = load_settings(environ={}, user_file=tmp_path / "none.yaml", workspace_roots=[root])
     assert loaded.settings == Settings(), "nothing from the hostile file was applied"
     relevant = [m for m in loaded.messages if "cortex.yaml" in m]
