@@ -4,6 +4,8 @@ Only tool names are stored and offered (never arguments, outputs or file text). 
 choice was steered by a file or page, or that was itself hinted by this memory, is never learned:
 the first would let data pick tools for later tasks, the second would reinforce its own hint.
 Hints are offered only for tasks at least ``procedural_min_relevance`` similar (cosine).
+:func:`material_steers` is the other half of "steered": a request that carried a selection, a
+diagnostic or pasted material naming a tool or an action is never learned either, whatever the run did.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import hashlib
 import json
 import re
 import time
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from cortex_lsp.guards.provenance import normalize, request_text
 from cortex_lsp.memory.api import ToolPattern
 from cortex_lsp.memory.chroma import Embedder
 
@@ -31,6 +36,42 @@ def clean_tools(tools: list[str], known: set[str] | None = None) -> list[str]:
     """Tool names only: identifiers, optionally only registered ones; at most :data:`MAX_TOOLS`."""
     out = [t for t in tools if isinstance(t, str) and _TOOL_NAME.match(t) and (known is None or t in known)]
     return out[:MAX_TOOLS]
+
+
+# Words that name an action a tool could take; a tool's own name and its parts count too.
+ACTION_WORDS = frozenset(
+    """run runs execute exec eval call invoke use fetch download upload browse visit open read write save
+    store create delete remove rm rename move copy search grep find list ls compute calculate install
+    curl wget post send query http https tool tools""".split()
+)
+_TOKEN = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for token in _TOKEN.findall(normalize(text).lower()):
+        out.append(token)
+        if "_" in token:  # fetch_all, os_system: the parts name actions too
+            out.extend(part for part in token.split("_") if part)
+    return out
+
+
+def material_steers(
+    message: str, *, selection: str | None = None, diagnostic: str | None = None, tools: Iterable[str] = ()
+) -> bool:
+    """Did the request carry material (a selection, a diagnostic, or pasted/quoted text in the message)
+    that names a tool (``tools``, or a part of one: ``web_fetch`` → "fetch") or an action verb?
+
+    Such a run is not learned: data could otherwise pick the tools of later tasks. The message's
+    material is what :func:`~cortex_lsp.guards.provenance.request_text` leaves out of the user's words.
+    """
+    names = set(ACTION_WORDS)
+    for tool in tools:
+        names.add(tool.lower())
+        names.update(part for part in tool.lower().split("_") if len(part) > 2)
+    pasted = Counter(_tokens(message)) - Counter(_tokens(request_text(message)))
+    material = list(pasted.elements()) + _tokens(selection or "") + _tokens(diagnostic or "")
+    return any(word in names for word in material)
 
 
 @dataclass(frozen=True)
