@@ -1,6 +1,7 @@
 """Procedural memory: the tool sequences of successful runs, offered back for near-duplicate tasks.
 
-Only tool names are stored and offered (never arguments, outputs or file text). A run whose tool
+Only tool names are stored and offered (never arguments, outputs or file text); the task's text (the
+key for near-duplicates) lives in SQLite, its vector in Chroma (ids and vectors only). A run whose tool
 choice was steered by a file or page, or that was itself hinted by this memory, is never learned:
 the first would let data pick tools for later tasks, the second would reinforce its own hint.
 Hints are offered only for tasks at least ``procedural_min_relevance`` similar (cosine).
@@ -10,7 +11,6 @@ diagnostic or pasted material naming a tool or an action is never learned either
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -23,6 +23,8 @@ from typing import Any
 from cortex_lsp.guards.provenance import normalize, request_text
 from cortex_lsp.memory.api import ToolPattern
 from cortex_lsp.memory.chroma import Embedder
+from cortex_lsp.memory.texts import TaskText, TaskTexts
+from cortex_lsp.memory.vectors import VectorIndex
 
 _TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_TOOLS = 10
@@ -82,8 +84,11 @@ class LearnDecision:
 
 
 class ProceduralMemory:
-    def __init__(self, collection: Any, embedder: Embedder, *, known_tools: set[str] | None = None) -> None:
-        self.collection = collection
+    def __init__(
+        self, index: VectorIndex, texts: TaskTexts, embedder: Embedder, *, known_tools: set[str] | None = None
+    ) -> None:
+        self.index = index
+        self.texts = texts
         self.embedder = embedder
         self.known_tools = known_tools
 
@@ -111,58 +116,41 @@ class ProceduralMemory:
             return LearnDecision(False, "no task text")
         pid = pattern_id(task)
         vec = await self.embedder.embed_one(task)
-        meta = {"tools": json.dumps(names), "steps": int(max(1, steps)), "updated": time.time()}
-        await asyncio.to_thread(
-            self.collection.upsert, ids=[pid], embeddings=[vec], documents=[task], metadatas=[meta]
-        )
+        await self.texts.put(TaskText(pid, task, json.dumps(names), int(max(1, steps)), time.time()))
+        await self.index.upsert([pid], [vec])
         return LearnDecision(True, id=pid)
 
     async def hints(
         self, task: str, *, min_relevance: float = 0.6, limit: int = 1
     ) -> list[tuple[str, ToolPattern]]:
         """``(id, pattern)`` for stored tasks at least ``min_relevance`` similar to ``task``, best first."""
-        count = await asyncio.to_thread(self.collection.count)
-        if count == 0 or limit <= 0:
+        if limit <= 0:
+            return []
+        count = await self.index.count()
+        if count == 0:
             return []
         vec = await self.embedder.embed_one(task)
-        res = await asyncio.to_thread(
-            self.collection.query,
-            query_embeddings=[vec],
-            n_results=min(limit, count),
-            include=["documents", "distances", "metadatas"],
-        )
+        found = await self.index.query(vec, min(limit, count))
+        rows = await self.texts.get([i for i, _ in found])
         out = []
-        for pid, doc, dist, meta in zip(
-            res["ids"][0],
-            (res.get("documents") or [[]])[0] or [],
-            (res.get("distances") or [[]])[0] or [],
-            (res.get("metadatas") or [[]])[0] or [],
-            strict=False,
-        ):
-            score = max(0.0, 1.0 - float(dist))
-            if score < min_relevance:
+        for pid, score in found:
+            row = rows.get(pid)
+            if row is None or score < min_relevance:
                 continue
             try:
-                tools = clean_tools(list(json.loads(str((meta or {}).get("tools", "[]")))), self.known_tools)
+                tools = clean_tools(list(json.loads(row.tools)), self.known_tools)
             except (json.JSONDecodeError, TypeError):
                 continue
             if tools:
-                steps = int((meta or {}).get("steps", len(tools)))
-                out.append((pid, ToolPattern(task=str(doc), tools=tuple(tools), steps=steps, score=score)))
+                out.append((pid, ToolPattern(task=row.task, tools=tuple(tools), steps=row.steps, score=score)))
         return out
 
     async def all(self) -> list[tuple[str, str, dict[str, Any]]]:
-        res = await asyncio.to_thread(self.collection.get, include=["documents", "metadatas"])
-        return [
-            (i, str(d), dict(m or {}))
-            for i, d, m in zip(
-                res["ids"], res.get("documents") or [], res.get("metadatas") or [], strict=False
-            )
-        ]
+        return [(r.id, r.task, r.metadata) for r in (await self.texts.get()).values()]
 
     async def delete(self, pid: str) -> bool:
-        found = await asyncio.to_thread(self.collection.get, ids=[pid])
-        if not found["ids"]:
+        """Forget one tool sequence: its task text and vector are erased from every file."""
+        if not await self.texts.delete(pid):
             return False
-        await asyncio.to_thread(self.collection.delete, ids=[pid])
+        await self.index.erase([pid])
         return True
