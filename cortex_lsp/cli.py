@@ -20,9 +20,11 @@ from cortex_lsp import __version__
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from cortex_lsp.memory.private import private_umask
     from cortex_lsp.server import build_server
     from cortex_lsp.server.logs import setup_logging
 
+    private_umask()  # everything the server creates (memory, indexes) is the user's alone: 0700/0600
     setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
     server = build_server()
     if args.tcp:

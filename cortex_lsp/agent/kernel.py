@@ -33,6 +33,7 @@ from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
 from cortex_lsp.guards.provenance import asks_to_run_code, request_text
+from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext
@@ -335,7 +336,12 @@ class AgentKernel:
         return None
 
     def _steered(self, ctx: RunContext, session: ToolSession, guarded: GuardedPlan) -> bool:
-        """Was a tool chosen after reading outside text, without the user's words asking for it?"""
+        """Was a tool chosen after reading outside text, without the user's words asking for it?
+        (Or did the request carry a selection or pasted material naming a tool or an action?)"""
+        request = ctx.request
+        if material_steers(request.message, selection=request.selection.text if request.selection else None,
+                           diagnostic=request.diagnostic, tools=session.used()):
+            return True
         intent = intended_tools(ctx.words, guarded.offered)
         read_seen = False
         for call in session.history:

@@ -171,6 +171,8 @@ class CortexServer(LanguageServer):
                 settings = settings.model_copy(update={"embed_model": served})
             memory = PersistentMemory(settings, model)
             await memory.open()
+            for notice in memory.notices:  # e.g. the data folder was readable by others and was tightened
+                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=notice))
             return memory  # type: ignore[no-any-return]
         except Exception as exc:
             log.warning("persistent memory unavailable, keeping turns in this process: %s", exc)
