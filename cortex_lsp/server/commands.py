@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,7 +187,8 @@ async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.run", RunArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    # slicing a very large document is real work: off the event loop (code actions keep answering)
+    selection = await asyncio.to_thread(_selection, ls, a.uri, a.range)
     assert selection is not None
     from cortex_lsp.server import services
 
