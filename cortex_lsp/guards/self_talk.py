@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from cortex_lsp.guards._material import HANDOVER_VERBS, cut_handover, instruction, normalize
+from cortex_lsp.guards.material import HANDOVER_VERBS, cut_handover, instruction, normalize
 
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
