@@ -234,7 +234,11 @@ class OpenAIClient:
         body: dict[str, Any] = {"model": model, "messages": wire, "stream": True}
         if tools and model not in self._no_tools:
             body["tools"] = [_tool_wire(t) for t in tools]
-            body["tool_choice"] = "auto"
+            forced = options.tool_choice if options else None
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": forced}}
+                if forced and any(t.name == forced for t in tools) else "auto"
+            )
         if format is not None:
             if use_format:
                 body["response_format"] = (
