@@ -115,6 +115,7 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
+_TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
 _LIST_WORDS = re.compile(
     r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
     r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
@@ -283,6 +284,9 @@ def route(
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
         typed = instruction_text(message)
         wanted = (set(word_intended_tools(typed)) | plan_intended_tools(typed, available)) & offered
+    named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
+    if named or _TOOL_WORD.search(words):
+        wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
     if wanted or intent.files or intent.urls or (intent.run_code and code):
         ordered = tuple(t for t in available if t in wanted)
         return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
