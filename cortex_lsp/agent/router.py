@@ -115,6 +115,11 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
+_USE_PYTHON = re.compile(
+    r"\b(?:use|using|with|via|run|in\s+the)\s+(?:the\s+)?(?:python|sandbox)\b"
+    r"(?!\s+(?:function|code|script|class|program|syntax))",
+    re.IGNORECASE,
+)
 _TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
 _LIST_WORDS = re.compile(
     r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
@@ -217,6 +222,14 @@ def _save_target(intent: IntentLike) -> str | None:
     return sorted(named)[0] if named else None
 
 
+def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
+    """Tools the words call for (the guards' readings); "a closure in Python" is not a run."""
+    wanted = (set(word_intended_tools(words)) | plan_intended_tools(words, available)) & set(available)
+    if not runs and not _USE_PYTHON.search(words):
+        wanted.discard("python_exec")
+    return wanted
+
+
 def route(
     intent: IntentLike,
     *,
@@ -241,7 +254,7 @@ def route(
 
     expression = None
     if not code_writing and not runs and not intent.urls:
-        expression = intent.arithmetic or arithmetic_from_words(words)
+        expression = (intent.arithmetic or arithmetic_from_words(words) or "").strip().rstrip(".").strip() or None
     if expression and "calculator" in offered and not asks_for_python(words):
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
@@ -278,12 +291,11 @@ def route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(tools),
             prose=needs_prose, reason="the user's words name the tools and their arguments",
         )
-    wanted = (set(word_intended_tools(words)) | plan_intended_tools(words, available)) & offered
+    wanted = _wanted(words, available, runs=intent.run_code)
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
-        typed = instruction_text(message)
-        wanted = (set(word_intended_tools(typed)) | plan_intended_tools(typed, available)) & offered
+        wanted = _wanted(instruction_text(message), available, runs=intent.run_code)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or _TOOL_WORD.search(words):
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
