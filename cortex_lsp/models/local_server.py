@@ -346,5 +346,11 @@ async def start_embedded(local_model_path: str | None, *,
         raise ModelUnavailable(f"The embedded model can't start: {reason}.", INSTALL_ADVICE)
     embedder = packaged_embedder()
     config = LocalServerConfig(model_path=model_path, embeddings=embedder is None)
-    server = await LocalModelServer(config).start()
+    # the encoder loads while llama.cpp starts (a failed load shows again, with its reason, at the first embed)
+    warming = asyncio.ensure_future(embedder.warm()) if embedder is not None else None
+    try:
+        server = await LocalModelServer(config).start()
+    finally:
+        if warming is not None:
+            await asyncio.gather(warming, return_exceptions=True)
     return EmbeddedModelClient(server, timeout=request_seconds, embedder=embedder)

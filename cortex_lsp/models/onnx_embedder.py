@@ -115,6 +115,16 @@ class OnnxEmbedder:
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer, self._session = tokenizer, session
 
+    def load(self) -> None:
+        """Load the tokenizer and the session now (else the first :meth:`embed` does)."""
+        with self._lock:
+            if self._session is None:
+                self._load()
+
+    async def warm(self) -> None:
+        """:meth:`load` in a worker thread (the embedded default does it while llama.cpp starts)."""
+        await asyncio.to_thread(self.load)
+
     def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts`` in this thread (batched, longest-first to keep padding small)."""
         if not texts:
