@@ -24,6 +24,7 @@ from cortex_lsp.server.capabilities import (
     supports_document_changes,
 )
 from cortex_lsp.server.documents import open_document
+from cortex_lsp.tools.user_wait import waiting_for_user
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -73,9 +74,10 @@ class LspEditSink:
             return EditOutcome(uri=uri, kind=kind, applied=False,
                                reason="Not written: this editor cannot create files through workspace edits.")
         try:
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=label)
-            )
+            with waiting_for_user():  # the user's review is bounded by cancel, not by the tool time-out
+                result = await self.server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=label)
+                )
         except Exception as exc:
             log.warning("applyEdit failed: %s", exc)
             return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"The editor did not apply the edit: {exc}")
