@@ -20,6 +20,8 @@ import pytest
 
 from cortex_lsp.config import WORKSPACE_SAFE_KEYS, Settings
 
+pytestmark = [pytest.mark.editor]  # the editor tier (`pytest -m editor`), as docs/editors.md says
+
 EXT = Path(__file__).resolve().parents[2] / "vscode-extension"
 
 
