@@ -35,11 +35,13 @@ from cortex_lsp.agent.router import Route, read_intent
 from cortex_lsp.agent.router import route as route_request
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
+from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.guards.provenance import asks_to_run_code, request_text
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext
+from cortex_lsp.tools.user_wait import tool_time_limit
 
 CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
 
@@ -318,8 +320,9 @@ class AgentKernel:
                 )
             )
             try:
-                async with asyncio.timeout(remaining):
-                    step = await executor.step(messages, session)
+                async with asyncio.timeout(remaining) as step_limit:
+                    with tool_time_limit(step_limit):  # paused while the user reviews a write
+                        step = await executor.step(messages, session)
             except TimeoutError:
                 stop = "time_budget"
                 break
@@ -531,6 +534,7 @@ class AgentKernel:
         steered: bool,
     ) -> AgentResult:
         deps = self.deps
+        answer = honest_for_record(answer, record)  # an answer never claims a write that did not happen
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

@@ -191,8 +191,11 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     selection = await asyncio.to_thread(_selection, ls, a.uri, a.range)
     assert selection is not None
     from cortex_lsp.server import services
+    from cortex_lsp.tools.block_definitions import with_definitions
 
-    return await services.run_code(ls, selection.text)
+    # the block runs with the definitions it uses from the same file (tools/block_definitions.py)
+    block = with_definitions(_document_text(ls, a.uri)[0], selection.start_line, selection.end_line, selection.text)
+    return await services.run_code(ls, block.code)
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:

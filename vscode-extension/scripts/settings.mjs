@@ -62,7 +62,7 @@ export const DESCRIPTIONS = {
   code_sandbox: "Where `Run this` executes Python: the `restricted` in-process sandbox or a `container`.",
   sandbox_isolation: "Process isolation for the sandbox: `auto` (bubblewrap when available), `bwrap`, or `none`.",
   web_fetch_enabled: "Allow the web_fetch tool (it only opens URLs you typed, never local or private addresses).",
-  confirm_edits: "Ask the editor to confirm each write before it is applied.",
+  confirm_edits: "Mark each write as needing confirmation (LSP `needsConfirmation`) for editors without Cortex's own review. This extension always shows its review (see `cortex.reviewEdits`).",
   debug: "Log prompts and model replies (stays on this machine).",
   log_level: "Server log level.",
 };
@@ -75,6 +75,13 @@ const EXTENSION_SETTINGS = {
     scope: "machine",
     markdownDescription:
       "Path of the `cortex-lsp` executable. Empty: the workspace's `.venv/bin/cortex-lsp` (trusted folders only), else `cortex-lsp` on `PATH`. `~` and `${workspaceFolder}` are expanded.",
+  },
+  "cortex.reviewEdits": {
+    type: "boolean",
+    default: true,
+    scope: "machine",
+    markdownDescription:
+      "Show every write Cortex proposes as a diff to **Accept** or **Reject** before anything touches the disk (accepted files are written and saved). Off: accepted without asking, still written and saved in one step.",
   },
   "cortex.trace.server": {
     type: "string",
