@@ -24,7 +24,7 @@ from benchmarks.common import Row, table
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
-PARTS = ("lsp", "startup", "sandbox", "recall")
+PARTS = ("lsp", "warm", "startup", "sandbox", "recall", "real", "scale")
 
 
 def machine() -> str:
@@ -60,6 +60,10 @@ async def collect(parts: set[str], quick: bool) -> list[Row]:
         from benchmarks.lsp_bench import Options, run_all
 
         rows += await run_all(Options(quick=quick))
+    if "warm" in parts:
+        from benchmarks.warm_bench import first_vs_second
+
+        rows.append(await first_vs_second(3 if quick else 7))
     if "startup" in parts:
         from benchmarks.startup_bench import startup
 
