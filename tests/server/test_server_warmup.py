@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,8 @@ async def _warmup_log(client: CortexClient, limit: float = 60) -> str:
     raise AssertionError("no warm-up report in the log")
 
 
-def _code_action(client: CortexClient, uri: str) -> asyncio.Future[list[types.CodeAction | types.Command] | None]:
-    return client.text_document_code_action_async(types.CodeActionParams(
+async def _code_action(client: CortexClient, uri: str) -> Sequence[types.CodeAction | types.Command] | None:
+    return await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=types.Range(start=types.Position(line=1, character=4), end=types.Position(line=1, character=4)),
         context=types.CodeActionContext(diagnostics=[])))
