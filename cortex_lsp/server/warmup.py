@@ -32,10 +32,14 @@ SERVICE = "warmup"
 
 #: what the first command imports (agent kernel and its dependencies, tools, memory store, Chroma)
 MODULES: tuple[str, ...] = (
+    "cortex_lsp.models.factory",
     "cortex_lsp.agent.kernel",
     "cortex_lsp.agent.deps",
     "cortex_lsp.server.services",
     "cortex_lsp.tools.builtin",
+    "cortex_lsp.tools.python_exec",
+    "cortex_lsp.tools.web_fetch",
+    "cortex_lsp.tools.doc_search",
     "cortex_lsp.memory.store",
     "chromadb",
 )
@@ -90,7 +94,8 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
             report.done.append("memory")
             from cortex_lsp.server import services
 
-            services.tool_registry(ls, memory)
+            # builds the tools and checks their schemas (~50 ms): nothing in it touches the loop
+            await asyncio.to_thread(services.tool_registry, ls, memory)
             report.done.append("tools")
         except Exception as exc:
             report.failed["memory"] = str(exc) or exc.__class__.__name__
