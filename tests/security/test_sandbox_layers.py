@@ -287,3 +287,41 @@ def test_bubblewrap_still_shows_the_folders_ordinary_files(bwrap: str, world: Wo
     argv = bwrap_argv(bwrap, [sys.executable, "-I", "-S", "-c", script, str(world.root)], [world.root])
     done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
     assert done.stdout.decode() == "ordinary notes\n\n", done.stderr.decode()
+
+
+def _worker_uids() -> list[int]:
+    uids = []
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"cortex_lsp.tools.sandbox.worker" in cmdline and f"--parent-pid\x00{me}".encode() in cmdline:
+            uids += [int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")]
+    return uids
+
+
+async def test_worker_without_bubblewrap_is_not_root(tmp_path: Path) -> None:
+    """As root with ``sandbox_isolation: none``, the waiting worker already runs as uid 65534, and can
+    still read a folder only root may enter (it keeps the capability to read, nothing else)."""
+    if os.geteuid() != 0:
+        pytest.skip("runs as root only (the drop is a no-op otherwise)")
+    from cortex_lsp.tools.sandbox import SandboxPool
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "notes.txt").write_text("ordinary notes\n")
+    (private / "notes.txt").chmod(0o600)
+    pool = SandboxPool(Settings(sandbox_isolation="none"))
+    try:
+        await pool.prewarm([private])
+        await pool.wait_ready()
+        assert _worker_uids() == [65534]
+        result = await pool.run("print(open('notes.txt').read())", roots=[private])
+        assert result.stdout == "ordinary notes\n\n", result  # it can still read the folder
+    finally:
+        await pool.aclose()
