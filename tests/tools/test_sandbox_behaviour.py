@@ -273,3 +273,17 @@ async def test_pool_after_close_runs_nothing(root: Path) -> None:
     await sandbox.aclose()
     result = await sandbox.run("print(2)", roots=[root])
     assert result.error is not None and result.stdout == ""
+
+
+def test_doctor_says_plainly_what_runs_without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cortex_lsp.doctor import _sandbox_check, _sandbox_layers_check
+
+    none = _sandbox_check(Settings(sandbox_isolation="none"))
+    assert none.warning and not none.ok and "only the in-process layers apply" in none.detail
+    layers = _sandbox_layers_check()
+    assert "audit hook" in layers.detail and "seccomp" in layers.detail
+    monkeypatch.setenv("PATH", str(tmp_path))  # bubblewrap missing, as far as the sandbox can tell
+    auto = _sandbox_check(Settings(sandbox_isolation="auto"))
+    assert auto.warning and "python_exec is refused" in auto.detail and "apt-get install" in auto.detail
+    required = _sandbox_check(Settings(sandbox_isolation="bwrap"))
+    assert not required.ok and not required.warning
