@@ -325,3 +325,60 @@ async def test_worker_without_bubblewrap_is_not_root(tmp_path: Path) -> None:
         assert result.stdout == "ordinary notes\n\n", result  # it can still read the folder
     finally:
         await pool.aclose()
+
+
+def test_hidden_entries_are_found_at_every_depth_and_a_late_one_is_noticed(tmp_path: Path) -> None:
+    from cortex_lsp.tools.sandbox.isolation import hidden_entries, hidden_now
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / ".env").write_text("x")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("x")
+    (tmp_path / "src" / "visible.py").write_text("x")
+    found = dict(hidden_entries(tmp_path) or [])
+    assert found == {str(tmp_path / "src" / "pkg" / ".env"): False, str(tmp_path / ".git"): True}
+    binds = root_binds([tmp_path])
+    assert binds.hidden == hidden_now([tmp_path])
+    (tmp_path / "src" / ".late_secret").write_text("x")  # made after a worker started
+    assert hidden_now([tmp_path]) != binds.hidden
+    assert hidden_entries(tmp_path, limit=3) is None  # too large to scan: the caller binds nothing
+
+
+async def test_a_hidden_file_made_after_the_worker_started_gets_a_fresh_worker(bwrap: str, world: World) -> None:
+    """The waiting worker's bind predates ``.late``: it must not be the one that runs the snippet."""
+    import asyncio
+
+    from cortex_lsp.tools.sandbox import SandboxPool
+
+    pool = SandboxPool(Settings(sandbox_isolation="bwrap"))
+    try:
+        await pool.prewarm([world.root])
+        await pool.wait_ready()
+        waiting = _bwrap_pids(world.root)
+        assert waiting  # bubblewrap and its PID-namespace init
+        (world.root / ".late").write_text(world.secret)
+        run = asyncio.create_task(pool.run("import time\ntime.sleep(2)\nprint('done')", roots=[world.root]))
+        retired_before_the_run_ended = False
+        while not run.done():
+            if not (waiting & _bwrap_pids(world.root)):
+                retired_before_the_run_ended = True
+                break
+            await asyncio.sleep(0.05)
+        result = await run
+    finally:
+        await pool.aclose()
+    assert result.stdout == "done\n", result
+    assert retired_before_the_run_ended, "the worker started before .late existed ran the snippet"
+
+
+def _bwrap_pids(root: Path) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parts = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if parts and parts[0].endswith(b"bwrap") and str(root).encode() in parts:
+                found.add(int(entry.name))
+    return found
