@@ -24,6 +24,9 @@ from benchmarks.model_proc import ModelProcess
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 
 MODEL = "qwen2.5:7b"
+#: the module the benchmark runs as the server (``benchmarks.looplag`` wraps it with a loop-lag tracer)
+SERVER_MODULE = "cortex_lsp"
+ROOT = Path(__file__).resolve().parents[1]
 DIRECT_PLAN = '{"kind": "direct", "steps": ["Answer directly"]}'
 TOOLS_PLAN = '{"kind": "tools", "steps": ["Compute each sum with the calculator"], "tools": ["calculator"]}'
 ANSWER = "The capital of Japan is Tokyo, home to about fourteen million people and the seat of government."
@@ -35,6 +38,8 @@ SAMPLE = "\n".join(
 @dataclass
 class Options:
     quick: bool
+    #: codeActions sampled idle and while a run streams (``--actions``; the tail needs ≥ 1,000)
+    actions: int | None = None
 
     def n(self, quick: int, full: int) -> int:
         return quick if self.quick else full
@@ -61,7 +66,9 @@ class Session:
         root = tmp / "ws"
         root.mkdir(parents=True, exist_ok=True)
         (tmp / "data").mkdir(exist_ok=True)
-        client = await RawClient.spawn([sys.executable, "-m", "cortex_lsp"],
+        if SERVER_MODULE != "cortex_lsp":
+            env = {"PYTHONPATH": str(ROOT), **env}
+        client = await RawClient.spawn([sys.executable, "-m", SERVER_MODULE],
                                        env=server_env(model_url, tmp / "data", **env), cwd=root)
         await client.initialize(root)
         path = root / "sample.py"
@@ -99,7 +106,7 @@ def _script_direct(model: ModelProcess) -> None:
 
 # -- codeAction idle vs busy -------------------------------------------------------------------------
 async def code_actions(s: Session, model: ModelProcess, opt: Options) -> Row:
-    n = opt.n(150, 1000)
+    n = opt.actions or opt.n(150, 1000)
     for _ in range(20):  # warm-up
         await s.code_action()
     idle = [await s.code_action() for _ in range(n)]
@@ -129,15 +136,17 @@ def _code_action_row(how: str, idle: list[float], busy: list[float], runs: int) 
     return Row(f"`textDocument/codeAction` while a run streams tokens ({how})",
                f"{ms(med(busy))} / {ms(pct(busy, 0.99))}", f"idle: {ms(med(idle))} / {ms(pct(idle, 0.99))}",
                f"{ratio_med:.2f}× / {ratio_p99:.2f}× (p99)", "p99 ≤ 5 ms, busy/idle ≤ 1.5×", met,
+               note=f"{len(busy)} busy and {len(idle)} idle samples; p99.9 busy {ms(pct(busy, 0.999))}, "
+                    f"idle {ms(pct(idle, 0.999))}; max busy {ms(max(busy, default=float('nan')))}",
                raw={"idle": idle, "busy": busy, "runs": runs})
 
 
 async def code_actions_paced(s: Session, model: ModelProcess, opt: Options, rate: float = 200) -> Row:
     """The same at a local model's pace (``rate`` tokens/s): what an editor user actually sees."""
-    n = opt.n(150, 600)
+    n = opt.actions or opt.n(150, 600)
     idle = [await s.code_action() for _ in range(n)]
     _script_direct(model)
-    model.on({"content": " ".join(f"tok{i}" for i in range(int(rate * 60))), "token_delay": 1 / rate},
+    model.on({"content": " ".join(f"tok{i}" for i in range(int(rate * max(60, n * 0.02)))), "token_delay": 1 / rate},
              contains="STREAMPACE")
     mark = len(s.client.notes)
     _, fut = s.ask("STREAMPACE: write a long text")

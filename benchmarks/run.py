@@ -24,7 +24,7 @@ from benchmarks.common import Row, table
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
-PARTS = ("lsp", "startup", "sandbox", "recall")
+PARTS = ("lsp", "warm", "startup", "sandbox", "recall", "real", "scale")
 
 
 def machine() -> str:
@@ -54,12 +54,16 @@ def machine() -> str:
             f"load average at start {load:.2f} (the machine is shared with other jobs, so expect noise)")
 
 
-async def collect(parts: set[str], quick: bool) -> list[Row]:
+async def collect(parts: set[str], quick: bool, actions: int | None = None) -> list[Row]:
     rows: list[Row] = []
     if "lsp" in parts:
         from benchmarks.lsp_bench import Options, run_all
 
-        rows += await run_all(Options(quick=quick))
+        rows += await run_all(Options(quick=quick, actions=actions))
+    if "warm" in parts:
+        from benchmarks.warm_bench import first_vs_second
+
+        rows.append(await first_vs_second(3 if quick else 7))
     if "startup" in parts:
         from benchmarks.startup_bench import startup
 
@@ -106,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/benchmarks.md alone")
     parser.add_argument("--section", default="main",
                         help="which results block of docs/benchmarks.md to replace (default: main)")
+    parser.add_argument("--actions", type=int, default=None,
+                        help="codeActions per idle/busy sample (default 150 quick, 1000 full; ≥ 1000 for p99.9)")
     parser.add_argument("--json", type=Path, help="also dump every sample to this file")
     args = parser.parse_args(argv)
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
@@ -113,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     started = time.perf_counter()
-    rows = asyncio.run(collect(parts, args.quick))
+    rows = asyncio.run(collect(parts, args.quick, args.actions))
     took = time.perf_counter() - started
     print(table(rows))
     for r in rows:

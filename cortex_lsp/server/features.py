@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from cortex_lsp.server import commands
+from cortex_lsp.server import commands, warmup
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.capabilities import supports_configuration
 from cortex_lsp.server.code_actions import code_actions
@@ -42,6 +42,7 @@ def register(server: CortexServer) -> None:
         ls.mirror_logs()
         if supports_configuration(ls.client_capabilities):
             await _pull_configuration(ls)
+        warmup.start(ls)  # background: agent imports, model connection, memory store (server/warmup.py)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(ls: CortexServer, params: types.DidChangeConfigurationParams) -> None:

@@ -1,0 +1,150 @@
+"""Profile the TAIL of the event loop: which callbacks hold the server's loop, and for how long; GC pauses.
+
+A sampling profiler shows where the time goes on average; a p99 is made of rare long stalls it hardly
+sees. This runs the real server (``python -m benchmarks.looplag`` instead of ``python -m cortex_lsp``)
+with every event-loop callback timed: each one that holds the loop for ``CORTEX_LAG_MS`` (default 2 ms)
+or more is written to ``CORTEX_LAG_FILE`` as ``loop <ms> <what>`` (the coroutine a task step ran, or the
+callback), and every garbage collection as ``gc<generation> <ms> <collected>``.
+
+    .venv/bin/python -m benchmarks.looplag drive     # paced run + 1,000 codeActions, then the summary
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import gc
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+
+def _describe(handle: Any) -> str:
+    callback = getattr(handle, "_callback", None)
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        coro = owner.get_coro()
+        return f"task {getattr(coro, '__qualname__', repr(coro))}"
+    name = getattr(callback, "__qualname__", None) or repr(callback)
+    return f"callback {name}"
+
+
+def install(out: TextIO, threshold_ms: float) -> None:
+    """Time every loop callback and every GC; write the slow ones to ``out``."""
+    original = asyncio.events.Handle._run
+
+    def timed(self: Any) -> None:
+        started = time.perf_counter()
+        try:
+            original(self)
+        finally:
+            took = (time.perf_counter() - started) * 1000
+            if took >= threshold_ms:
+                out.write(f"loop {time.time():.3f} {took:.2f} {_describe(self)}\n")
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+    from pygls.protocol.json_rpc import JsonRPCProtocol
+
+    handle = JsonRPCProtocol.handle_message
+
+    def timed_message(self: Any, message: Any) -> None:
+        started = time.perf_counter()
+        try:
+            handle(self, message)
+        finally:
+            took = (time.perf_counter() - started) * 1000
+            if took >= threshold_ms:
+                what = getattr(message, "method", None) or "response"
+                out.write(f"msg {time.time():.3f} {took:.2f} {what}\n")
+
+    JsonRPCProtocol.handle_message = timed_message  # type: ignore[method-assign]
+    gc_started: list[float] = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            out.write(f"gc{info['generation']} {time.time():.3f} {(time.perf_counter() - gc_started[0]) * 1000:.2f} "
+                      f"{info['collected']}\n")
+
+    gc.callbacks.append(on_gc)
+
+
+def serve() -> None:
+    out = open(os.environ["CORTEX_LAG_FILE"], "a", buffering=1)  # lives as long as the server
+    install(out, float(os.environ.get("CORTEX_LAG_MS", "2")))
+    from cortex_lsp.cli import main
+
+    sys.argv = ["cortex-lsp"]
+    raise SystemExit(main([]))
+
+
+def summary(path: Path, since: float = 0.0, until: float = float("inf")) -> str:
+    """The slow callbacks and collections between ``since`` and ``until`` (``time.time()``)."""
+    loop: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
+    gcs: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
+    for line in path.read_text().splitlines():
+        kind, at, took, what = [*line.split(" ", 3), ""][:4]
+        if since <= float(at) <= until:
+            (gcs[kind] if kind.startswith("gc") else loop[f"{kind} {what}"]).append(float(took))
+    lines = ["slow loop callbacks and message handlers (≥ threshold): count, max ms, total ms, what"]
+    for what, values in sorted(loop.items(), key=lambda kv: -sum(kv[1]))[:25]:
+        lines.append(f"{len(values):6d} {max(values):8.1f} {sum(values):9.1f}  {what}")
+    lines.append("garbage collections: count, max ms, total ms")
+    for gen, values in sorted(gcs.items()):
+        lines.append(f"{gen}: {len(values):6d} {max(values):8.2f} {sum(values):9.1f}")
+    return "\n".join(lines)
+
+
+async def drive(actions: int, rate: float, out: Path, window: list[float]) -> list[float]:
+    from benchmarks.lsp_bench import ANSWER, Session, _cancel, _is_token, _script_direct
+    from benchmarks.model_proc import ModelProcess
+
+    with ModelProcess() as model, tempfile.TemporaryDirectory() as folder:
+        _script_direct(model)
+        model.on({"content": ANSWER}, contains="capital of Japan")
+        model.on({"content": " ".join(f"tok{i}" for i in range(int(rate * 600))), "token_delay": 1 / rate},
+                 contains="STREAMPACE")
+        s = await Session.start(model.url, Path(folder), CORTEX_LAG_FILE=str(out))
+        try:
+            _, fut = s.ask("What is the capital of Japan?")
+            await fut
+            mark = len(s.client.notes)
+            _, fut = s.ask("STREAMPACE: write a long text")
+            await s.client.wait_note(_is_token, mark, fut)
+            busy: list[float] = []
+            window.append(time.time())
+            while len(busy) < actions and not fut.done():
+                busy.append(await s.code_action())
+                await asyncio.sleep(0.01)
+            window.append(time.time())
+            await _cancel(s, fut)
+        finally:
+            await s.client.close()
+    return busy
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] != "drive":
+        serve()
+        return
+    import benchmarks.lsp_bench as lsp_bench
+    from benchmarks.common import ms, pct
+
+    out = Path(tempfile.gettempdir()) / f"cortex-looplag-{os.getpid()}.txt"
+    # the benchmark's Session spawns ``sys.executable -m cortex_lsp``: point it at this module instead
+    lsp_bench.SERVER_MODULE = "benchmarks.looplag"
+    window: list[float] = []
+    busy = asyncio.run(drive(int(sys.argv[2]) if len(sys.argv) > 2 else 1000, 200, out, window))
+    print(f"{len(busy)} codeActions while a run streams at 200 tokens/s: median {ms(pct(busy, 0.5))}, "
+          f"p99 {ms(pct(busy, 0.99))}, p99.9 {ms(pct(busy, 0.999))}, max {ms(max(busy))}")
+    print("while measuring:\n" + summary(out, *window))
+    print("before (start-up, warm-up, first ask):\n" + summary(out, 0, window[0]))
+
+
+if __name__ == "__main__":
+    main()
