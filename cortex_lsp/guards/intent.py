@@ -160,7 +160,11 @@ _ENCLITIC = re.compile(r"(?:melo|mela|selo|sela|los|las|nos|lo|la|le|les|me|te|s
 _GENERIC_PAST = re.compile(r"^[a-z]{3,}ed$")
 _INTERJECTIONS = frozenset("no nein non nope".split())
 #: a verb right after one of these takes the mood of the verb before it ("remember to save")
-_LINKS = frozenset(("to", "zu", "de", "à", "and", "und", "et", "y"))
+_LINKS = frozenset(("to", "zu", "de", "à"))
+#: a base-form verb right after one of these is a second imperative ("generate a list and save it"),
+#: unless a personal pronoun is its subject ("I read it and save copies")
+_AND = frozenset("and then or und dann oder et puis ou y luego o".split())
+_PERSONAL = frozenset("i we he she they ich wir er ihr je nous il elle ils elles yo él ella nosotros ellos".split())
 
 
 def _starts(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
@@ -373,8 +377,14 @@ def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], e
             return "past"
         return "imperative"
     prev = earlier[-1] if earlier else None
-    if prev is not None and verb.index > 0 and words[verb.index - 1] in _LINKS:
-        return prev.mood  # "remember to save …", "read it and save …"
+    before = words[verb.index - 1] if verb.index > 0 else ""
+    if prev is not None and before in _LINKS:
+        return prev.mood  # "remember to save …"
+    if before in _AND and verb.tense == "base":
+        if prev is not None and prev.mood in GRANTING_MOODS:
+            return prev.mood
+        if not any(w in _PERSONAL for w in words[: verb.index]):
+            return "imperative"  # "generate a todo list and save it to out.txt"
     if verb.index == len(words) - 1 and not any(w in lx.SUBJECT_PRONOUNS for w in words[: verb.index]):
         return "imperative"  # German verb-final infinitive: "die Zusammenfassung in x.md speichern"
     if any(w in lx.PAST_TIME for w in words):
