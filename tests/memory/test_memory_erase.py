@@ -63,7 +63,7 @@ async def test_forget_erases_a_fact_and_a_turn_from_every_file(
         assert files_holding_vector(data, embed_text(SECRET_FACT)) == []
         sessions = await store.sessions()
         assert [s.title for s in sessions if s.id == sid] == ["What is the capital of Japan?"]
-        assert KEEP_FACT in await store.related_facts("bees rooftop Porto", limit=10)
+        assert KEEP_FACT in await store.related_facts("bees rooftop Porto", limit=3)
         assert keep in {f.id for f in await store.semantic.all()}
         assert len(await store.semantic.all()) == 1101
     finally:
@@ -73,7 +73,7 @@ async def test_forget_erases_a_fact_and_a_turn_from_every_file(
     # a fresh process on the same folder sees the survivors, not the forgotten fact
     again = await _open(mem_settings, model_client)
     try:
-        assert KEEP_FACT in await again.related_facts("bees rooftop Porto", limit=10)
+        assert KEEP_FACT in await again.related_facts("bees rooftop Porto", limit=3)
         assert not [h for h in await again.search(PIN, limit=50) if PIN in h.content]
     finally:
         await _close(again, mem_settings)
