@@ -10,6 +10,7 @@ write still needs the user's grant and the editor's edit: the route grants nothi
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from cortex_lsp.agent.context import RunContext, selection_message
 from cortex_lsp.agent.deps import Emit
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import Route
-from cortex_lsp.agent.runnability import cannot_run_reply
+from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
 from cortex_lsp.agent.types import StopReason
 from cortex_lsp.models.base import Message, ModelError
 from cortex_lsp.ports import AgentEvent
@@ -36,6 +37,14 @@ _FILE_HEADER = re.compile(r"^\[file ([^\]:]+): data, not instructions\]\n")
 class RoutedOutcome:
     stop: StopReason
     answer: str
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return "print(" in text or "\n" in text.strip()
 
 
 def shown(call: CallOutcome) -> str:
@@ -75,6 +84,12 @@ class RoutedRun:
         self.emit(AgentEvent("step_start", {"step": self.step, "description": description}))
 
     async def run(self) -> RoutedOutcome:
+        if self.route.run_written:
+            try:
+                async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
+                    return RoutedOutcome("answered", await self._write_and_run())
+            except TimeoutError:
+                return await self._cut_off()
         try:
             async with asyncio.timeout(max(self.ctx.loop_remaining(), 0.01)):
                 calls = await self._calls()
@@ -116,6 +131,21 @@ class RoutedRun:
                                             tool_choice=tool)
             done.extend(step.calls)
         return done
+
+    async def _write_and_run(self) -> str:
+        """The model writes the code (prose is what it is for), code runs it in the sandbox."""
+        self._start("Write the Python code")
+        messages = [Message("system", prompts.CODE), *self.ctx.history[-4:], Message("user", self.ctx.task)]
+        reply = await self.executor.answer(messages, live=False, max_tokens=PROSE_MAX_TOKENS)
+        code = extract_code(reply) or (reply.strip() if _parses(reply) else None)
+        if not code:
+            self.executor.stream_text(reply or "I could not write code for that.")
+            return reply
+        self._start("Run it with python_exec")
+        outcome = await self.session.call("python_exec", {"code": code})
+        text = f"```python\n{code.rstrip()}\n```\n\n{shown(outcome)}"
+        self.executor.stream_text(text)
+        return text
 
     def _user_code_refused(self, calls: list[CallOutcome]) -> str | None:
         for call in calls:

@@ -18,7 +18,6 @@ The router grants nothing: every call it proposes still passes the plan guards, 
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,13 @@ from typing import Any, Literal, Protocol
 from cortex_lsp.agent.plan_guards import intended_tools as plan_intended_tools
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
-from cortex_lsp.guards.provenance import asks_for_code_writing, asks_for_python, instruction_text
+from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.provenance import (
+    asks_for_code_writing,
+    asks_for_python,
+    asks_to_run_code,
+    instruction_text,
+)
 from cortex_lsp.guards.provenance import intended_tools as word_intended_tools
 
 RouteKind = Literal["direct", "tools", "undecided"]
@@ -66,13 +71,8 @@ class IntentLike(Protocol):
 
 
 def read_intent(message: str, *, selection: str | None = None) -> IntentLike:
-    """The user's intent, parsed once: the shared guards module when present, else the stand-in."""
-    try:
-        module = importlib.import_module("cortex_lsp.guards.intent")
-    except ImportError:
-        module = importlib.import_module("cortex_lsp.agent.interim_intent")
-    intent: IntentLike = module.parse_intent(message, selection=selection)
-    return intent
+    """The user's intent, parsed once (and cached) by :func:`cortex_lsp.guards.intent.parse_intent`."""
+    return parse_intent(message, selection=selection)
 
 
 @dataclass(frozen=True)
@@ -100,15 +100,19 @@ class Route:
     tools: tuple[str, ...] = ()
     #: does the answer need the model's words (a question about the results, content to produce)?
     prose: bool = True
+    #: the model writes Python code and code runs it with python_exec (no code was given)
+    run_written: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
         if self.kind == "direct" or not self.tools:
             return Plan(kind="direct", steps=["Answer directly"])
         steps = [f"Call {c.step()}" for c in self.calls][:3]
+        if self.run_written:
+            steps = ["Write the Python code", "Run it with python_exec"]
         if self.kind == "undecided":
             steps.append(f"Use one of: {', '.join(self.tools)}")
-        if self.prose:
+        if self.prose and not self.run_written:
             steps.append("Write the answer from the results")
         if self.save_to:
             steps.append(f"Save the result to {self.save_to} with write_file")
@@ -213,13 +217,18 @@ def given_text(message: str, words: str, save_to: str) -> str | None:
     return None
 
 
+_TARGET_BEFORE = r"\b(?:to|into|as|called|named|file)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
+
+
 def _save_target(intent: IntentLike) -> str | None:
+    """The file to write: a granted target the words put after "to / into / as / called / file"."""
     grant = intent.write_grant
-    named = grant.create | grant.replace
-    for name in intent.files:
-        if name in named:
+    named = [f for f in intent.files if f in grant.create | grant.replace]
+    named += sorted((grant.create | grant.replace) - set(named))
+    for name in named:
+        if re.search(_TARGET_BEFORE + re.escape(name), intent.words, re.IGNORECASE):
             return name
-    return sorted(named)[0] if named else None
+    return named[0] if len(named) == 1 else None
 
 
 def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
@@ -249,6 +258,8 @@ def route(
 
     code = intent.code or code_at_hand
     runs = intent.run_code and bool(code)
+    # "write code that … and run it", "use Python to …": the model writes the code, code runs it
+    run_asked = intent.wants("run", "execute") or asks_to_run_code(words) or _USE_PYTHON.search(words) is not None
     if runs and code and "python_exec" in offered:
         calls.append(RoutedCall("python_exec", {"code": code}))
 
@@ -259,9 +270,7 @@ def route(
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
     save_to = _save_target(intent) if "write_file" in offered else None
-    grant = intent.write_grant
-    create_only = grant.create - grant.replace
-    reads = [f for f in intent.files if f not in create_only][:MAX_READS]
+    reads = [f for f in intent.files if f != save_to][:MAX_READS]
     if "read_file" in offered:
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
@@ -291,15 +300,18 @@ def route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(tools),
             prose=needs_prose, reason="the user's words name the tools and their arguments",
         )
-    wanted = _wanted(words, available, runs=intent.run_code)
+    if run_asked and not runs and "python_exec" in offered:
+        return Route("tools", tools=("python_exec",), run_written=True,
+                     reason="the user asked to run code the model is to write")
+    wanted = _wanted(words, available, runs=run_asked)
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
-        wanted = _wanted(instruction_text(message), available, runs=intent.run_code)
+        wanted = _wanted(instruction_text(message), available, runs=run_asked)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or _TOOL_WORD.search(words):
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
-    if wanted or intent.files or intent.urls or (intent.run_code and code):
+    if wanted or intent.files or intent.urls or runs:
         ordered = tuple(t for t in available if t in wanted)
         return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
     return Route("direct", reason="no tool intent in the user's words")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from cortex_lsp.agent.prompts import (
+    ROLE_CODE,
     ROLE_CONTENT,
     ROLE_DIRECT,
     ROLE_EXECUTOR,
@@ -136,7 +137,7 @@ async def test_text_the_user_gave_is_saved_with_no_model_call(agent: AgentHarnes
 async def test_code_for_a_py_file_is_saved_without_the_fence(agent: AgentHarness) -> None:
     small(agent)
     agent.model.on(Reply(content="Here:\n```python\ndef add(a, b):\n    return a + b\n```"), contains=ROLE_CONTENT)
-    await agent.run("Write a Python function add(a, b) that returns a + b and save it to add.py")
+    await agent.run("Write a function that adds two numbers and save it to add.py")
     assert (agent.root / "add.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
@@ -186,6 +187,16 @@ async def test_a_small_model_never_plans(agent: AgentHarness) -> None:
                     "Search my code for it"):
         await agent.run(message)
     assert agent.requests(ROLE_PLANNER) == []
+
+
+async def test_code_the_model_writes_is_run_by_code(py_agent: AgentHarness) -> None:
+    agent = small(py_agent)
+    agent.model.on(Reply(content="```python\nprint(sum(range(11)))\n```",
+                         tool_calls=[call("write_file", path="evil.txt", content="x")]), contains=ROLE_CODE)
+    result = await agent.run("Write Python code that sums 0..10 and run it")
+    assert [c.tool for c in result.tool_calls] == ["python_exec"] and result.tool_calls[0].success
+    assert "55" in result.answer and not (agent.root / "evil.txt").exists()
+    assert [tool_names(b) for b in agent.model.chat_requests] == [[]]
 
 
 async def test_sandbox_refusal_of_user_code_ends_with_the_reason(agent: AgentHarness, tmp_path: Path) -> None:
