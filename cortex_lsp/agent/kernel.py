@@ -48,6 +48,8 @@ log = logging.getLogger("cortex.agent")
 PLANNER_SHARE = 0.4
 #: a small model's direct answer: short (it rambles, and every token costs time on a laptop)
 DIRECT_MAX_TOKENS = 320
+#: and greedy: sampling makes a 135M model's facts and readings worse
+SMALL_TEMPERATURE = 0.0
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
 
 
@@ -174,7 +176,10 @@ class AgentKernel:
             emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
-                    answer = await executor.answer(direct_messages(ctx), max_tokens=small_tokens)
+                    answer = await executor.answer(
+                        direct_messages(ctx), max_tokens=small_tokens,
+                        temperature=SMALL_TEMPERATURE if profile.small else 0.3,
+                    )
             except TimeoutError:
                 record.notes.append("the answer was cut off at the time budget")
                 partial = record.answer.strip() and record.answer

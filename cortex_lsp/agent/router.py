@@ -39,6 +39,8 @@ RouteKind = Literal["direct", "tools", "undecided"]
 #: tools whose result is the answer: shown as it is, no model call needed to word it
 SELF_EXPLAINING = frozenset({"calculator", "list_dir", "current_time", "python_exec", "search_files"})
 MAX_READS = 3
+#: passages a routed document search asks for (each is prompt the model must read)
+DOC_TOP_K = 3
 
 
 class WriteGrantLike(Protocol):
@@ -152,6 +154,10 @@ _DOC_WORDS = re.compile(
 _DOC_PREFIX = re.compile(
     r"^\s*(?:please\s+)?(?:search|check|look\s+(?:in|through))\s+(?:the\s+|my\s+|our\s+)?"
     r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
+    re.IGNORECASE,
+)
+_SCOPED_SEARCH = re.compile(
+    r"^\s*(?:please\s+)?(?:search|look\s+in|look\s+through|check)\s+(?:the\s+file\s+)?(\S+\.\w+)\s+for\s+(.+)$",
     re.IGNORECASE,
 )
 _TIME_WORDS = re.compile(
@@ -271,6 +277,12 @@ def route(
 
     save_to = _save_target(intent) if "write_file" in offered else None
     reads = [f for f in intent.files if f != save_to][:MAX_READS]
+    scoped = _SCOPED_SEARCH.match(words)
+    if scoped and scoped.group(1) in reads and "doc_search" in offered:
+        # "search faq.md for the office address": the passages of that file that match
+        reads.remove(scoped.group(1))
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": scoped.group(2).strip(" ?.!"),
+                                               "path": scoped.group(1), "top_k": DOC_TOP_K}))
     if "read_file" in offered:
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
@@ -281,8 +293,8 @@ def route(
     if query and "search_files" in offered and not reads:
         calls.append(RoutedCall("search_files", {"query": query}))
 
-    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads:
-        calls.append(RoutedCall("doc_search", {"query": _doc_query(words)}))
+    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads and not scoped:
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
 
     if "current_time" in offered and _TIME_WORDS.search(words):
         calls.append(RoutedCall("current_time", {}))
