@@ -216,6 +216,10 @@ class ToolSession:
             data["repeated"] = True
         self.emit(AgentEvent("tool_result", data))
 
+    def history_calls(self) -> list[CallOutcome]:
+        """Every call of this run so far, in order (blocked and repeated ones included)."""
+        return list(self.history)
+
     def succeeded(self, name: str) -> bool:
         return any(c.name == name and c.result.success and not c.blocked for c in self.history)
 

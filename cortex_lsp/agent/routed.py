@@ -19,7 +19,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
 from cortex_lsp.agent.deps import Emit
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
-from cortex_lsp.agent.router import Route
+from cortex_lsp.agent.router import SELF_EXPLAINING, Route
 from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
 from cortex_lsp.agent.types import StopReason
 from cortex_lsp.models.base import Message, ModelError
@@ -72,6 +72,35 @@ def material(call: CallOutcome) -> str:
     if len(body) > RESULT_CHARS:
         body = body[:RESULT_CHARS] + f"\n[... {len(body) - RESULT_CHARS} more characters not shown]"
     return f"{label}:\n```\n{body.replace('```', '` ` `')}\n```"
+
+
+def found_files(calls: list[CallOutcome]) -> list[str]:
+    """Files a listing or a search turned up, as paths to read (folders left out)."""
+    out: list[str] = []
+    for call in calls:
+        if not call.result.success:
+            continue
+        if call.name == "list_dir":
+            folder = str(call.arguments.get("path") or ".").strip("/")
+            for line in call.result.output.splitlines()[1:]:
+                match = re.match(r"^(.+?) \(\d+ bytes\)$", line)
+                if match:
+                    out.append(match.group(1) if folder in ("", ".") else f"{folder}/{match.group(1)}")
+        elif call.name == "search_files":
+            for line in call.result.output.splitlines()[1:]:
+                match = re.match(r"^(.+?):\d+: ", line)
+                if match and match.group(1) not in out:
+                    out.append(match.group(1))
+    return list(dict.fromkeys(out))
+
+
+def saved_text(call: CallOutcome) -> str:
+    """A computed result as file text: a program's output, a calculation's line, a listing."""
+    if call.name == "python_exec":
+        stdout = str(call.result.data.get("stdout") or "").rstrip()
+        value = call.result.data.get("value")
+        return stdout or ("" if value is None else str(value))
+    return shown(call)
 
 
 def citations(calls: list[CallOutcome], limit: int = 3) -> list[str]:
@@ -146,6 +175,10 @@ class RoutedRun:
         for call in self.route.calls:
             self._start(f"{call.step()}")
             done.append(await self.session.call(call.tool, dict(call.arguments)))
+        if self.route.read_found:
+            for path in found_files(done)[:3]:
+                self._start(f"read_file({path})")
+                done.append(await self.session.call("read_file", {"path": path}))
         if not self.route.calls and self.route.kind == "undecided" and len(self.session.offered) == 1:
             tool = self.session.offered[0]
             self._start(f"Choose the arguments for {tool}")
@@ -184,8 +217,8 @@ class RoutedRun:
 
     async def _answer(self, calls: list[CallOutcome]) -> str:
         ok = [c for c in calls if c.result.success]
-        if self.route.save_to and self.route.save_text is not None:
-            return ""  # the user gave the text: nothing to write, the save line is the answer
+        if self.route.save_to and self._given(calls) is not None:
+            return ""  # the text to save is given: nothing to write, the save line is the answer
         if calls and (not self.route.prose or not ok):
             text = "\n\n".join(shown(c) for c in calls)
             self.executor.stream_text(text)
@@ -223,11 +256,24 @@ class RoutedRun:
             answer += line
         return answer
 
+    def _given(self, calls: list[CallOutcome]) -> str | None:
+        """The text to save that needs no model: the user's, the previous answer, or computed results."""
+        if self.route.save_text is not None:
+            return self.route.save_text
+        if self.route.save_previous:
+            earlier = [m.content for m in self.ctx.history if m.role == "assistant" and m.content.strip()]
+            if earlier:
+                return earlier[-1].strip() + "\n"
+        computed = [c for c in calls if c.name != "write_file"]
+        if computed and all(c.name in SELF_EXPLAINING and c.result.success for c in computed):
+            return "\n".join(saved_text(c) for c in computed) + "\n"
+        return None
+
     async def _save(self, answer: str) -> str:
         path = self.route.save_to
         if not path or "write_file" not in self.session.offered:
             return ""
-        given = self.route.save_text
+        given = self._given(self.session.history_calls())
         content = given if given is not None else file_content(answer, path)
         if not content.strip():
             line = f"Nothing was saved to {path}: there was no text to save."

@@ -104,6 +104,10 @@ class Route:
     prose: bool = True
     #: the model writes Python code and code runs it with python_exec (no code was given)
     run_written: bool = False
+    #: "open the file you find there": read the files a listing or a search turned up (≤ 3)
+    read_found: bool = False
+    #: "save that to NAME" with nothing else to save: the previous answer is the text
+    save_previous: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
@@ -127,7 +131,19 @@ _USE_PYTHON = re.compile(
     re.IGNORECASE,
 )
 _TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
+_READ_FOUND = re.compile(
+    r"\b(?:open|read|show)\s+(?:me\s+)?(?:the\s+|each\s+|every\s+|all\s+)?(?:files?|it|them|one)\b"
+    r"(?:[^.?!]*\b(?:there|you\s+find|found|to\s+me|in\s+it|inside)\b)?",
+    re.IGNORECASE,
+)
+_SAVE_PREVIOUS = re.compile(
+    r"\b(?:save|write|put|store)\s+(?:that|it|this|these|those|the\s+(?:answer|result|above|last\s+\w+)|"
+    r"(?:that|this|the)\s+\w+)\s+(?:in|into|to|as)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"\?|\b(?:tell|what|which|who|when|where|how|why|summar\w*|explain|describe)\b", re.IGNORECASE)
 _LIST_WORDS = re.compile(
+    r"\blook\s+(?:in|inside|into|through)\s+(?:the\s+|my\s+|this\s+)?[\w./-]+\s+(?:folder|directory|dir)\b|"
     r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
     r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
     r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
@@ -143,7 +159,9 @@ _NOT_FOLDERS = frozenset({"open", "this", "current", "project", "workspace", "ro
 _SEARCH_WORDS = re.compile(
     r"\b(?:which|what)\s+files?\s+(?:mentions?|contains?|has|have|includes?|refers?\s+to|uses?)\s+(.+?)[?.!]*$"
     r"|\bsearch\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder|sources?)\s+for\s+(.+?)[?.!]*$"
-    r"|\b(?:find|grep)\s+(.+?)\s+in\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder)\b",
+    r"|\b(?:find|grep)\s+(.+?)\s+in\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder)\b"
+    r"|\bfind\s+(?:the\s+|a\s+)?files?\s+(?:that|which)\s+(?:mentions?|contains?|has|have|includes?)\s+"
+    r"(.+?)(?:\s+and\s+|\s*[?.!]|$)",
     re.IGNORECASE,
 )
 _DOC_WORDS = re.compile(
@@ -194,7 +212,7 @@ def _search_query(words: str) -> str | None:
         return None
     query = next(g for g in match.groups() if g).strip().strip("\"'`")
     query = re.sub(r"\s+(?:comments?|mentions?|in\s+(?:the\s+)?files?)$", "", query, flags=re.IGNORECASE)
-    query = re.sub(r"^(?:the\s+(?:word|text|string)\s+)", "", query, flags=re.IGNORECASE)
+    query = re.sub(r"^(?:the\s+(?:word|text|string)\s+|the\s+|a\s+)", "", query, flags=re.IGNORECASE)
     return query or None
 
 
@@ -303,14 +321,25 @@ def route(
     if save_to:
         tools.append("write_file")
     if calls or save_to:
-        save_text = given_text(message, words, save_to) if save_to else None
+        # the fenced code of "run this and save its output" is what runs, not what is saved
+        save_text = given_text(message, words, save_to) if save_to and not runs else None
+        read_found = "read_file" in offered and any(c.tool in ("list_dir", "search_files") for c in calls) \
+            and _READ_FOUND.search(words) is not None
+        if read_found:
+            tools.insert(len(tools) - (1 if save_to else 0), "read_file")
         shown_only = all(c.tool in SELF_EXPLAINING for c in calls) or (
             bool(calls) and all(c.tool == "read_file" for c in calls) and _SHOW_ONLY.match(words) is not None
         )
-        needs_prose = (save_to is not None and save_text is None) or not shown_only
+        if read_found:
+            shown_only = _ASKS.search(words) is None  # "read it to me" shows it; "tell me the number" asks
+        computed = bool(calls) and all(c.tool in SELF_EXPLAINING for c in calls)
+        needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
-            "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(tools),
-            prose=needs_prose, reason="the user's words name the tools and their arguments",
+            "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
+            prose=needs_prose, read_found=read_found,
+            save_previous=bool(save_to) and not calls and save_text is None
+            and _SAVE_PREVIOUS.search(words) is not None,
+            reason="the user's words name the tools and their arguments",
         )
     if run_asked and not runs and "python_exec" in offered:
         return Route("tools", tools=("python_exec",), run_written=True,

@@ -203,3 +203,51 @@ async def test_sandbox_refusal_of_user_code_ends_with_the_reason(agent: AgentHar
     small(agent)
     result = await agent.run("Run this:\n```python\nimport tkinter\ntkinter.Tk().mainloop()\n```")
     assert "tkinter" in result.answer.lower() and agent.model.chat_requests == []
+
+
+# -- follow-ups a small model can't plan: code chains them ----------------------------------------
+
+async def test_list_then_read_what_was_found(agent: AgentHarness) -> None:
+    small(agent)
+    (agent.root / "docs").mkdir()
+    (agent.root / "docs" / "only.md").write_text("The magic number is 5150.\n", encoding="utf-8")
+    agent.model.on(Reply(content="The magic number is 5150."), contains=ROLE_PROSE)
+    result = await agent.run("Look in the docs folder, open the file you find there and tell me the magic number.")
+    assert [(c.tool, c.arguments) for c in result.tool_calls] == [
+        ("list_dir", {"path": "docs"}), ("read_file", {"path": "docs/only.md"})]
+    assert "5150" in json.dumps(agent.model.chat_requests[0]["messages"])
+
+
+async def test_search_then_read_it_to_me_needs_no_model(agent: AgentHarness) -> None:
+    small(agent)
+    for rel, text in {"a/x.txt": "nothing\n", "b/y.txt": "the vault code is 8812\n"}.items():
+        (agent.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (agent.root / rel).write_text(text, encoding="utf-8")
+    result = await agent.run("Find the file that mentions the vault code and read it to me.")
+    assert [c.tool for c in result.tool_calls] == ["search_files", "read_file"]
+    assert "8812" in result.answer and agent.model.chat_requests == []
+
+
+async def test_computed_results_are_saved_as_computed(py_agent: AgentHarness) -> None:
+    agent = small(py_agent)
+    await agent.run("Compute 12 * 12 and save the result to result.txt")
+    await agent.run("Run this and save its output to out.txt:\n```python\nprint(6 * 7)\n```")
+    assert "144" in (agent.root / "result.txt").read_text()
+    assert (agent.root / "out.txt").read_text() == "42\n"
+    assert agent.model.chat_requests == []
+
+
+async def test_save_that_saves_the_previous_answer(agent: AgentHarness) -> None:
+    small(agent)
+    agent.model.on(Reply(content="Fresh bread, warm hearts."), contains=ROLE_DIRECT)
+    await agent.run("Give me a one-line motto for a bakery.")
+    await agent.run("Save that motto to motto.txt")
+    assert (agent.root / "motto.txt").read_text() == "Fresh bread, warm hearts.\n"
+    assert len(agent.model.chat_requests) == 1  # the save needed no model call
+
+
+async def test_try_again_routes_the_previous_request(agent: AgentHarness) -> None:
+    small(agent)
+    await agent.run("What is 81 / 9?")
+    result = await agent.run("try again")
+    assert [c.tool for c in result.tool_calls] == ["calculator"] and "9" in result.answer
