@@ -249,6 +249,10 @@ class ToolSession:
             data["repeated"] = True
         self.emit(AgentEvent("tool_result", data))
 
+    def history_calls(self) -> list[CallOutcome]:
+        """Every call of this run so far, in order (blocked and repeated ones included)."""
+        return list(self.history)
+
     def succeeded(self, name: str) -> bool:
         return any(c.name == name and c.result.success and not c.blocked for c in self.history)
 
@@ -315,12 +319,12 @@ class Executor:
         live: bool = True,
         model: str | None = None,
         max_tokens: int | None = None,
+        temperature: float = 0.3,
     ) -> str:
         """A reply with **no tool schemas** sent; streamed as token events (and into the record)."""
         parts: list[str] = []
-        async for chunk in self.deps.model.chat_stream(
-            messages, model=model or self._model, options=ChatOptions(temperature=0.3, max_tokens=max_tokens)
-        ):
+        options = ChatOptions(temperature=temperature, max_tokens=max_tokens)
+        async for chunk in self.deps.model.chat_stream(messages, model=model or self._model, options=options):
             if chunk.content:
                 parts.append(chunk.content)
                 if live:
