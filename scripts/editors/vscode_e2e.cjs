@@ -361,6 +361,34 @@ async function main() {
       await toast.waitFor({ state: "hidden", timeout: 15000 });
     });
   }
+  if (scenario.modelDownMessage) {
+    await step("model_down", async () => {
+      // the model server goes away (the test stops it when asked): one error notification naming
+      // the setting, with Open Settings and Run Doctor; the answer view shows an error, not a raw code
+      fs.writeFileSync(path.join(scenario.work, "stop-model"), "");
+      await until("the model server to stop", async () => fs.existsSync(path.join(scenario.work, "model-stopped")), 20000, 200);
+      const errorToasts = page.locator(".notification-toast", { hasText: "ollamaBaseUrl" });
+      for (let i = 0; i < 2; i++) {
+        await runPalette(page, "Cortex: Ask…");
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(`${scenario.modelDownMessage} ${i}`);
+        await page.keyboard.press("Enter");
+        await until("the model-down error in the Cortex view", async () => {
+          const text = await framesText(page);
+          return (text.match(/model unavailable/g) || []).length > i;
+        }, 60000, 500);
+        if (i === 0) {
+          await errorToasts.first().waitFor({ state: "visible", timeout: 15000 });
+          out.model_down_toast = await errorToasts.first().innerText();
+          await screenshot(page, "model-down");
+        }
+      }
+      await sleep(1000);
+      out.model_down_toasts = await errorToasts.count();
+      out.model_down_view = (await framesText(page)).slice(-2000);
+    });
+  }
   await screenshot(page, "final");
   out.answer_view_text = (await framesText(page)).slice(-4000);
   return finish(out.failures.length ? 1 : 0);

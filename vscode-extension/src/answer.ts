@@ -55,9 +55,20 @@ function str(value: unknown, fallback = ""): string {
 }
 
 /** A one-line summary of a finished run, e.g. "answered · 2 tool calls · 1 edit · 1.4 s". */
+const STOP_LABELS: Record<string, string> = {
+  model_unavailable: "model unavailable",
+  step_budget: "stopped: step budget used up",
+  time_budget: "stopped: time budget used up",
+  error: "failed",
+};
+
+/** Runs that ended in an error: their answer text is the error, shown as one. */
+export const FAILED_STOPS: ReadonlySet<string> = new Set(["model_unavailable", "error"]);
+
 export function summarise(result: AgentResult | Record<string, unknown>): string {
   const r = result as AgentResult;
-  const parts = [r.stop_reason ?? "done"];
+  const stop = r.stop_reason ?? "done";
+  const parts = [STOP_LABELS[stop] ?? stop];
   const calls = Array.isArray(r.tool_calls) ? r.tool_calls.length : 0;
   const edits = Array.isArray(r.edits) ? r.edits.length : 0;
   if (calls) {
@@ -169,7 +180,12 @@ export class AnswerTranscript {
     // The final answer is authoritative: it replaces the streamed text (the last tokens may still be
     // in flight when the result arrives); tokens for a finished run are ignored.
     const answer = typeof d.answer === "string" ? d.answer : "";
-    if (answer) {
+    if (answer && FAILED_STOPS.has(str(d.stop_reason))) {
+      run.blocks = run.blocks.filter((b) => b.kind !== "text");
+      if (!run.blocks.some((b) => b.kind === "error")) {
+        run.blocks.push({ kind: "error", message: answer });
+      }
+    } else if (answer) {
       const first = run.blocks.findIndex((b) => b.kind === "text");
       if (first < 0) {
         this.appendText(run, answer);

@@ -79,6 +79,7 @@ class CortexExtension implements vscode.Disposable {
   private readonly declarations: SettingDeclaration[];
   private sessionId: string | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  private modelDownShown = false;
   /** every write Cortex proposes is shown as a diff to accept or reject (review.ts) */
   readonly reviewer = new EditReviewer(
     (line) => this.output.appendLine(line),
@@ -226,6 +227,7 @@ class CortexExtension implements vscode.Disposable {
         this.sessionId = result.session_id;
       }
       this.panel.transcript.complete(key, result);
+      this.noticeModelState(result);
       return result;
     } catch (err) {
       this.panel.transcript.fail(key, err instanceof Error ? err.message : String(err));
@@ -281,9 +283,52 @@ class CortexExtension implements vscode.Disposable {
     );
   }
 
+  /**
+   * Model down: one error notification (until a run answers again) naming the setting to check, with
+   * Open Settings and Run Doctor; the answer view shows the server's own explanation as an error.
+   */
+  private noticeModelState(result: AgentResult | undefined): void {
+    if (!result || typeof result.stop_reason !== "string") {
+      return;
+    }
+    if (result.stop_reason === "answered") {
+      this.modelDownShown = false;
+      return;
+    }
+    if (result.stop_reason !== "model_unavailable" || this.modelDownShown) {
+      return;
+    }
+    this.modelDownShown = true;
+    const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
+    const why = typeof result.answer === "string" && result.answer ? result.answer : "The model server cannot be reached.";
+    void vscode.window
+      .showErrorMessage(`Cortex: ${why} Check \`${setting}\` or start the model server.`, "Open Settings", "Run Doctor")
+      .then((choice) => {
+        if (choice === "Open Settings") {
+          void vscode.commands.executeCommand("workbench.action.openSettings", setting);
+        } else if (choice === "Run Doctor") {
+          void this.doctor();
+        }
+      });
+  }
+
   async request(command: string, arg?: object): Promise<unknown> {
     const client = await this.ensureClient();
     if (!client) {
+      // never drop a request silently: say it was not sent, and where to fix it
+      const what = titleFor(command, arg ? [arg] : []);
+      this.panel.transcript.note(what, "**Not sent:** no Cortex language server is running. Set `cortex.serverPath` or install `cortex-lsp`, then run *Cortex: Restart Server*.");
+      this.panel.reveal();
+      this.panel.update();
+      void vscode.window
+        .showErrorMessage(`Cortex: "${what}" was not sent: no Cortex language server is running.`, "Open Settings", "Show Output")
+        .then((choice) => {
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
+          } else if (choice === "Show Output") {
+            this.output.show();
+          }
+        });
       return undefined;
     }
     const args = arg ? [arg] : [];

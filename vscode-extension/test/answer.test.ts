@@ -100,3 +100,15 @@ suite("markdown helpers", () => {
     assert.strictEqual(summarise({ stop_reason: "answered", tool_calls: [{}, {}], elapsed_ms: 200 }), "answered · 2 tool calls · 0.2 s");
   });
 });
+
+suite("failed runs read as errors", () => {
+  test("model unavailable: the answer is an error block, the summary is words", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Ask: hi");
+    t.complete(key, { answer: "Cannot reach Ollama at http://127.0.0.1:11434.", stop_reason: "model_unavailable" });
+    const md = t.render();
+    assert.match(md, /\*\*Error:\*\* Cannot reach Ollama/);
+    assert.match(md, /model unavailable/);
+    assert.doesNotMatch(md, /model_unavailable/);
+  });
+});
