@@ -32,6 +32,9 @@ local defaults = {
   cmd_env = nil,
   -- also look for <root>/.venv/bin/cortex-lsp (runs a binary from the opened project: opt-in)
   use_workspace_venv = false,
+  -- the workspace folder: nil (cwd if the file is under it, else the nearest .git), a path, or
+  -- function(fname) -> path|nil
+  root_dir = nil,
   -- server settings (snake_case or camelCase), sent as initializationOptions.cortex and as the
   -- "cortex" section of workspace/configuration
   settings = {},
@@ -192,9 +195,34 @@ local function handlers()
 end
 
 -- Starting ------------------------------------------------------------------------------------
-local function root_for(path)
-  return compat.git_root(path) or vim.loop.cwd()
+-- The workspace for a file: setup{root_dir=…} (a path, or a function(fname) returning one or nil);
+-- else the current directory when the file is under it (`cd workspace; nvim stats.py` makes
+-- `workspace` the root, even inside a bigger repository), unless the cwd is / or $HOME; else the
+-- nearest folder with a `.git`; else the file's own folder.
+local function strip_slash(dir)
+  return (#dir > 1 and dir:sub(-1) == '/') and dir:sub(1, -2) or dir
 end
+
+function M.root_for(path)
+  local custom = state.opts and state.opts.root_dir
+  if type(custom) == 'function' then
+    local ok, dir = pcall(custom, path)
+    if ok and type(dir) == 'string' and dir ~= '' then
+      return strip_slash(vim.fn.fnamemodify(dir, ':p'))
+    end
+  elseif type(custom) == 'string' and custom ~= '' then
+    return strip_slash(vim.fn.fnamemodify(custom, ':p'))
+  end
+  local cwd = strip_slash(vim.fn.fnamemodify(vim.loop.cwd(), ':p'))
+  local file = path ~= '' and vim.fn.fnamemodify(path, ':p') or ''
+  local home = strip_slash(vim.fn.fnamemodify(vim.loop.os_homedir() or '', ':p'))
+  if file ~= '' and cwd ~= '/' and cwd ~= home and file:sub(1, #cwd + 1) == cwd .. '/' then
+    return cwd
+  end
+  return compat.git_root(file ~= '' and file or cwd) or (file ~= '' and vim.fn.fnamemodify(file, ':h')) or cwd
+end
+
+local root_for = M.root_for
 
 local function server_cmd(root)
   local cmd = state.opts.cmd
@@ -354,7 +382,12 @@ function M.execute(command, args, on_result, bufnr)
     end
   end
   local arguments = args ~= nil and { compat.as_object(args) } or {}
-  compat.request(client, 'workspace/executeCommand', { command = command, arguments = arguments }, function(err, result)
+  -- our own workDoneToken: the server reports progress on it at once (no window/workDoneProgress/create
+  -- round trip to wait for)
+  state.token_counter = (state.token_counter or 0) + 1
+  local params = { command = command, arguments = arguments,
+                   workDoneToken = string.format('cortex-nvim-%d-%d', vim.fn.getpid(), state.token_counter) }
+  compat.request(client, 'workspace/executeCommand', params, function(err, result)
     if err then
       if key then
         state.ui:fail(key, err.message or vim.inspect(err))
@@ -500,6 +533,20 @@ local function create_commands()
       end
     end)
   end, { desc = 'Start a new Cortex session' })
+  cmd('CortexRuns', function()
+    local items = state.ui:run_list()
+    vim.ui.select(items, {
+      prompt = 'Cortex runs',
+      format_item = function(item) return item.label end,
+    }, function(choice)
+      if choice then
+        state.ui:show_run(choice.key)
+      end
+    end)
+  end, { desc = 'Pick a run to show in the answer window' })
+  cmd('CortexClose', function()
+    state.ui:close()
+  end, { desc = 'Close the answer window (from anywhere)' })
   cmd('CortexAnswer', function()
     state.ui:show(true)
   end, { desc = 'Show (and focus) the Cortex answer window' })
