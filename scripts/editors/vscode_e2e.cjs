@@ -294,6 +294,31 @@ async function main() {
   });
   await screenshot(page, "after-explain");
 
+  if (scenario.chatMessage) {
+    await step("chat_view_followup", async () => {
+      // the chat view (activity bar): type a follow-up into its box, Enter sends it in the same session
+      const frame = await until("the chat view's input box", async () => {
+        for (const f of page.frames()) {
+          try {
+            if (await f.locator("#message").count()) {
+              return f;
+            }
+          } catch {
+            // detached
+          }
+        }
+        return undefined;
+      }, 30000, 300);
+      await frame.locator("#message").fill(scenario.chatMessage);
+      await frame.locator("#message").press("Enter");
+      await until("the chat answer", async () => (await framesText(page)).includes(scenario.chatAnswer), 60000, 500);
+      out.chat_view_text = (await framesText(page)).slice(-3000);
+      out.editor_groups = await page.locator(".editor-group-container").count();
+      out.status_bar = await page.locator(".statusbar-item", { hasText: "Cortex" }).allInnerTexts();
+    });
+    await screenshot(page, "chat-view");
+  }
+
   // The review: the write shows as a diff with Accept/Reject; nothing is on disk until Accept.
   async function askAndReview(message, file, choice, waitMs, shot) {
     await runPalette(page, "Cortex: Ask…");

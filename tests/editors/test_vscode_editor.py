@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.editors.editor_scenario import (
+    ASK_ANSWER,
+    ASK_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -146,6 +148,8 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "rejectMessage": REJECT_MESSAGE,
         "rejectFile": REJECT_FILE,
         "modelDownMessage": "Are you there?",
+        "chatMessage": ASK_MESSAGE,
+        "chatAnswer": ASK_ANSWER,
         "timeoutMs": 420_000,
     }
     (work / "scenario.json").write_text(json.dumps(scenario), encoding="utf-8")
@@ -171,6 +175,11 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     # the lightbulb offered the server's code actions on the Python selection
     assert any("Cortex: Explain this" in item for item in out["code_action_menu_items"])
     assert any("Cortex: Run this" in item for item in out["code_action_menu_items"])
+    # the chat view: a follow-up typed into its box was answered there; the answer did not split the
+    # editor (one editor group); the status bar shows Cortex
+    assert ASK_ANSWER in out["chat_view_text"]
+    assert out["editor_groups"] == 1
+    assert any("Cortex" in item for item in out["status_bar"]), out["status_bar"]
     # the agent's write was shown as a diff with Accept/Reject, nothing on disk during the review;
     # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
     accept = out["review_accept"]
