@@ -270,6 +270,10 @@ function M.attach(bufnr)
     init_options = { cortex = settings },
     settings = { cortex = settings },
     flags = { debounce_text_changes = 80 },
+    -- 0.10+: code actions also see pyright's/ruff's diagnostics (cortex/diagnostics.lua)
+    on_attach = function(client)
+      require('cortex.diagnostics').attach(client)
+    end,
   }
   if compat.has_start then
     return vim.lsp.start(config, { bufnr = bufnr })
