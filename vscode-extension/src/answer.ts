@@ -244,11 +244,89 @@ export class AnswerTranscript {
   }
 }
 
-function renderRun(run: Run): string {
-  const out: string[] = [`### ${escapeMarkdown(run.title)}`];
-  for (const block of run.blocks) {
+/** Short arguments for a one-line tool call: `path: notes.txt · content: "Hello fr…"`. */
+export function shortArgs(args: string, limit = 40): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return args.length > limit ? `${args.slice(0, limit)}…` : args;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return str(parsed);
+  }
+  return Object.entries(parsed as Record<string, unknown>)
+    .map(([k, v]) => {
+      const text = typeof v === "string" ? v.replace(/\s+/g, " ") : JSON.stringify(v);
+      return `${k}: ${text.length > limit ? `${text.slice(0, limit)}…` : text}`;
+    })
+    .join(" · ");
+}
+
+/** Answer headings sit below the run's own title (###): `# A` becomes `#### A`; code fences are left alone. */
+export function demoteHeadings(text: string): string {
+  let inFence = false;
+  return text
+    .split("\n")
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) {
+        inFence = !inFence;
+        return line;
+      }
+      if (inFence) {
+        return line;
+      }
+      const m = /^(#{1,6})(\s)/.exec(line);
+      return m ? `${"#".repeat(Math.min(6, m[1].length + 3))}${line.slice(m[1].length)}` : line;
+    })
+    .join("\n");
+}
+
+/** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
+ * tool call with its result on one line. */
+function compact(blocks: Block[]): string[] {
+  const out: string[] = [];
+  let lastStep = "";
+  let direct = false;
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i];
+    if (block.kind === "plan") {
+      direct = block.planKind === "direct" && block.steps.length <= 1;
+      if (direct) {
+        continue;
+      }
+    } else if (block.kind === "step") {
+      if (direct || block.text === lastStep) {
+        continue;
+      }
+      lastStep = block.text;
+    } else if (block.kind === "tool_call") {
+      const next = blocks[i + 1];
+      const result = next && next.kind === "tool_result" && next.tool === block.tool ? next : undefined;
+      const mark = result ? (result.success ? "✔" : "✘") : "⚙";
+      const args = shortArgs(block.args);
+      const said = result?.output ? ` — ${firstLine(result.output)}` : "";
+      out.push(`${mark} **${escapeMarkdown(block.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`);
+      if (result) {
+        i++;
+      }
+      continue;
+    } else if (block.kind === "text") {
+      out.push(demoteHeadings(block.text));
+      continue;
+    }
     out.push(renderBlock(block));
   }
+  return out;
+}
+
+function firstLine(text: string, limit = 120): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > limit ? `${line.slice(0, limit)}…` : line;
+}
+
+function renderRun(run: Run): string {
+  const out: string[] = [`### ${escapeMarkdown(run.title)}`, ...compact(run.blocks)];
   if (!run.finished) {
     out.push("*…working*");
   }
