@@ -493,12 +493,16 @@ class CortexExtension implements vscode.Disposable {
   }
 
   async resetMemory(): Promise<void> {
+    // the default (first) button keeps the memory; deleting takes a deliberate click
+    const keep: vscode.MessageItem = { title: "Keep Memory", isCloseAffordance: true };
+    const remove: vscode.MessageItem = { title: "Delete All" };
     const choice = await vscode.window.showWarningMessage(
       "Delete all of Cortex's memory (sessions, facts, tool sequences)? This cannot be undone.",
       { modal: true },
-      "Delete All",
+      keep,
+      remove,
     );
-    if (choice !== "Delete All") {
+    if (choice !== remove) {
       return;
     }
     try {
