@@ -301,14 +301,22 @@ function compact(blocks: Block[]): string[] {
       }
       lastStep = block.text;
     } else if (block.kind === "tool_call") {
-      const next = blocks[i + 1];
+      // its result, possibly after the edit it made
+      let j = i + 1;
+      while (j < blocks.length && blocks[j].kind === "edit") {
+        j++;
+      }
+      const next = blocks[j];
       const result = next && next.kind === "tool_result" && next.tool === block.tool ? next : undefined;
       const mark = result ? (result.success ? "✔" : "✘") : "⚙";
       const args = shortArgs(block.args);
       const said = result?.output ? ` — ${firstLine(result.output)}` : "";
       out.push(`${mark} **${escapeMarkdown(block.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`);
       if (result) {
-        i++;
+        for (const edit of blocks.slice(i + 1, j)) {
+          out.push(renderBlock(edit));
+        }
+        i = j;
       }
       continue;
     } else if (block.kind === "text") {

@@ -121,10 +121,12 @@ suite("answers that read well", () => {
     t.apply({ run_id: "r", type: "step_start", data: { description: "Write notes.txt" } });
     t.apply({ run_id: "r", type: "step_start", data: { description: "Write notes.txt" } });
     t.apply({ run_id: "r", type: "tool_call", data: { tool: "write_file", arguments: { path: "notes.txt", content: "x".repeat(200) } } });
+    t.apply({ run_id: "r", type: "edit", data: { uri: "file:///w/notes.txt", kind: "create", applied: false } });
     t.apply({ run_id: "r", type: "tool_result", data: { tool: "write_file", success: false, output: "Not written: refused\nmore" } });
     const md = t.render();
     assert.match(md, /✘ \*\*write\\_file\*\* `path: notes\.txt · content: x{40}…` — Not written: refused/);
-    assert.doesNotMatch(md, /```json/);
+    assert.doesNotMatch(md, /```/);
+    assert.match(md, /notes\\\.txt — not written/);
     assert.strictEqual(md.split("▶").length, 2, "a repeated step label is shown once");
   });
 

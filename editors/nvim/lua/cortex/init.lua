@@ -90,6 +90,13 @@ local function on_progress(token, value)
   elseif value.kind == 'end' then
     entry.message = value.message or 'done'
     state.progress[token] = nil
+    -- the statusline component clears a moment after the last run ends
+    vim.defer_fn(function()
+      if next(state.progress) == nil then
+        state.status = ''
+        pcall(vim.cmd, 'redrawstatus')
+      end
+    end, 3000)
   end
   state.status = string.format('%s: %s', entry.title or 'Cortex', entry.message or '')
   if state.opts and state.opts.echo_progress then
@@ -224,6 +231,10 @@ end
 
 local root_for = M.root_for
 
+function M.options()
+  return state.opts
+end
+
 local function server_cmd(root)
   local cmd = state.opts.cmd
   if type(cmd) == 'string' then
@@ -237,6 +248,7 @@ local function server_cmd(root)
   end
   return { 'cortex-lsp' }
 end
+M.server_cmd = server_cmd
 
 local function is_file_buffer(bufnr)
   if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then
