@@ -83,3 +83,31 @@ def test_answer_window(label: str, tmp_path: Path) -> None:
     assert seen["after_prev"] == "Ask: first"
     assert seen["runs"] == 2
     assert seen["closed"] is True
+
+
+FAILED_PROBE = r"""
+local UI = require('cortex.ui')
+local ui = UI.new({ float = {} })
+local key = ui:begin('Ask: hi')
+ui:apply({ run_id = 'A', type = 'token', data = { value = 'partial' } })
+ui:complete(key, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
+vim.fn.writefile(vim.split(ui:text(), '\n'), vim.env.PROBE_OUT)
+"""
+
+
+@pytest.mark.parametrize("label", ["0.7", "0.11"])
+def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
+    nvim = NVIMS[label]
+    if nvim.path is None:
+        pytest.skip(nvim.why_missing)
+    probe = tmp_path / "probe.lua"
+    probe.write_text(FAILED_PROBE)
+    out = tmp_path / "out.txt"
+    subprocess.run([nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
+                    "-c", f"luafile {probe}", "-c", "qa!"],
+                   env={"PROBE_OUT": str(out), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    text = out.read_text()
+    assert "Error: The Ollama server is not answering." in text
+    assert "model unavailable" in text and "model_unavailable" not in text
+    assert "partial" not in text

@@ -411,6 +411,15 @@ function M.execute(command, args, on_result, bufnr)
       vim.notify('Cortex: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif key then
       state.ui:complete(key, result)
+      if type(result) == 'table' and result.stop_reason == 'model_unavailable' then
+        if not state.model_down_shown then -- once, until a run answers again
+          state.model_down_shown = true
+          vim.notify('Cortex: ' .. tostring(result.answer) .. '\nCheck settings.ollama_base_url in setup{} or run :CortexDoctor.',
+            vim.log.levels.ERROR)
+        end
+      elseif type(result) == 'table' and result.stop_reason == 'answered' then
+        state.model_down_shown = false
+      end
       if type(result) == 'table' and type(result.session_id) == 'string' then
         state.session_id = result.session_id
       end

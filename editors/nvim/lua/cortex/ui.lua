@@ -23,8 +23,17 @@ local function basename(uri)
   end))
 end
 
+local STOP_LABELS = {
+  model_unavailable = 'model unavailable',
+  step_budget = 'stopped: step budget used up',
+  time_budget = 'stopped: time budget used up',
+  error = 'failed',
+}
+M.FAILED = { model_unavailable = true, error = true }
+
 function M.summary(result)
-  local parts = { str(result.stop_reason, 'done') }
+  local stop = str(result.stop_reason, 'done')
+  local parts = { STOP_LABELS[stop] or stop }
   local calls = type(result.tool_calls) == 'table' and #result.tool_calls or 0
   local edits = type(result.edits) == 'table' and #result.edits or 0
   if calls > 0 then
@@ -127,7 +136,16 @@ local function finish(run, data)
   if run.finished then
     return
   end
-  if type(data.answer) == 'string' and data.answer ~= '' then
+  if type(data.answer) == 'string' and data.answer ~= '' and M.FAILED[str(data.stop_reason)] then
+    local kept = {}
+    for _, b in ipairs(run.blocks) do
+      if b.kind ~= 'text' then
+        table.insert(kept, b)
+      end
+    end
+    table.insert(kept, { kind = 'line', text = 'Error: ' .. data.answer })
+    run.blocks = kept
+  elseif type(data.answer) == 'string' and data.answer ~= '' then
     set_answer(run, data.answer)
   end
   table.insert(run.blocks, { kind = 'done', text = M.summary(data) })
