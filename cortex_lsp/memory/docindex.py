@@ -212,9 +212,10 @@ class DocIndex:
             await asyncio.to_thread(self.collection.delete, ids=ids)
         self._generation += 1
 
-    def _candidates(self, roots: Sequence[Path]) -> list[str]:
-        """Relative paths of indexable files under the first matching root (hidden entries skipped)."""
-        found: list[str] = []
+    def _candidates(self, roots: Sequence[Path], max_files: int = MAX_FILES) -> list[tuple[str, int, int]]:
+        """``(path, size, mtime_ns)`` of indexable files under ``roots`` (hidden entries skipped), stat'd here
+        (in the walking thread) so an unchanged file costs no further system call or thread hop."""
+        found: list[tuple[str, int, int]] = []
         for root in roots:
             base = root.resolve()
             for dirpath, dirnames, filenames in os.walk(base):
@@ -222,43 +223,69 @@ class DocIndex:
                 for name in sorted(filenames):
                     if name.startswith(".") or Path(name).suffix.lower() not in DOC_EXTENSIONS:
                         continue
-                    full = Path(dirpath) / name
-                    found.append(str(full))
-                    if len(found) >= MAX_FILES:
+                    full = os.path.join(dirpath, name)
+                    try:
+                        st = os.stat(full)
+                    except OSError:
+                        continue
+                    found.append((full, st.st_size, st.st_mtime_ns))
+                    if len(found) >= max_files:
                         return found
         return found
 
-    async def index_workspace(self, roots: Sequence[Path], reader: Reader = default_reader) -> IndexStats:
-        """Index every document under ``roots`` that changed; drop files that are gone."""
-        paths = await asyncio.to_thread(self._candidates, roots)
+    def _known(self, root_names: list[str]) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """``(root, path) → (size, mtime_ns, chunk count)`` of every indexed file under ``root_names``."""
+        if not root_names:
+            return {}
+        marks = ",".join("?" * len(root_names))
+        with self._lock:
+            files = self._db.execute(
+                f"SELECT root, path, size, mtime_ns FROM files WHERE root IN ({marks})", root_names
+            ).fetchall()
+            counts = dict(
+                ((r, p), int(c))
+                for r, p, c in self._db.execute(
+                    f"SELECT root, path, COUNT(*) FROM chunks WHERE root IN ({marks}) GROUP BY root, path",
+                    root_names,
+                )
+            )
+        return {(r, p): (int(size), int(mtime), counts.get((r, p), 0)) for r, p, size, mtime in files}
+
+    async def index_workspace(
+        self, roots: Sequence[Path], reader: Reader = default_reader, *, max_files: int = MAX_FILES
+    ) -> IndexStats:
+        """Index every document under ``roots`` that changed; drop files that are gone.
+
+        Incremental: the indexed files' size and mtime are read in one query, so a file whose size and
+        mtime match costs nothing more; only changed files are read, and of those only the ones whose
+        content hash changed are chunked and embedded again (:meth:`index_file`).
+        """
+        paths = await asyncio.to_thread(self._candidates, roots, max_files)
+        root_names = [str(r.resolve()) for r in roots]
+        known = await asyncio.to_thread(self._known, root_names)
         indexed = unchanged = chunks = 0
         refused: list[str] = []
         seen: set[tuple[str, str]] = set()
-        for raw in paths:
+        for raw, size, mtime_ns in paths:
+            if size > MAX_FILE_BYTES:
+                continue
             try:
                 target = resolve_in_roots(raw, roots, must_exist=True)
-                if target.path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                changed, count = await self.index_file(target, reader)
+                key = (str(target.root), target.relative)
+                row = known.get(key)
+                if row is not None and row[0] == size and row[1] == mtime_ns:
+                    changed, count = False, row[2]
+                else:
+                    changed, count = await self.index_file(target, reader)
             except (PathRefused, OSError) as exc:
                 refused.append(f"{raw}: {exc}")
                 continue
-            seen.add((str(target.root), target.relative))
+            seen.add(key)
             indexed += int(changed)
             unchanged += int(not changed)
             chunks += count
         removed = 0
-        root_names = [str(r.resolve()) for r in roots]
-        with self._lock:
-            rows = (
-                self._db.execute(
-                    f"SELECT root, path FROM files WHERE root IN ({','.join('?' * len(root_names))})",
-                    root_names,
-                ).fetchall()
-                if root_names
-                else []
-            )
-        for root, rel in rows:
+        for root, rel in known:
             if (root, rel) not in seen:
                 async with self._write:
                     await self._drop_file(root, rel)
