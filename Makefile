@@ -1,15 +1,18 @@
 # The two commands a new user runs:
 #   make run    — set up, then ask the agent a question through the real language server
 #   make test   — set up, then run every test tier this machine can run (pytest)
+# Set-up is skipped when it is current (scripts/setup.sh keeps a stamp); `make run Q='…'` asks another
+# question, passed verbatim: it reaches the CLI through the environment, never through the shell line.
 Q ?= What is the capital of Japan?
+export CORTEX_QUESTION := $(value Q)
 
 .PHONY: setup run test lint typecheck editors bench
 
 setup:
-	scripts/setup.sh
+	@scripts/setup.sh
 
 run: setup
-	.venv/bin/cortex-lsp ask "$(Q)"
+	@.venv/bin/cortex-lsp ask -- "$$CORTEX_QUESTION"
 
 test: setup
 	scripts/test.sh

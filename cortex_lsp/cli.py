@@ -3,6 +3,10 @@
 ``serve`` (the default) runs the language server on stdio, or ``--tcp --port N`` on 127.0.0.1. Every
 other command is a thin LSP client of that same server, started as a child over stdio: it shows the
 streamed steps, prints the answer, and applies edits to disk only after showing them and getting a yes.
+
+Ordinary mistakes (an empty question, ``--limit 0``, a ``--root`` that is not a folder, an unknown id),
+errors the server reports and Ctrl-C end with one line on stderr and a non-zero exit, not a traceback
+(``CORTEX_DEBUG=1`` shows the traceback of an unexpected error).
 """
 
 from __future__ import annotations
@@ -12,28 +16,68 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from cortex_lsp import __version__
 
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``cortex-lsp ask: argument QUESTION: is empty (… --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _text(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("is empty")
+    return value
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= number <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100, not {number}")
+    return number
+
+
+def _folder(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{value}: no such folder")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value}: not a folder")
+    return path
+
 
 def _serve(args: argparse.Namespace) -> int:
+    from cortex_lsp.memory.private import private_umask
     from cortex_lsp.server import build_server
     from cortex_lsp.server.logs import setup_logging
 
+    private_umask()  # everything the server creates (memory, indexes) is the user's alone: 0700/0600
     setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
     server = build_server()
-    if args.tcp:
-        server.start_tcp("127.0.0.1", args.port)
-    else:
-        server.start_io()
+    try:
+        if args.tcp:
+            server.start_tcp("127.0.0.1", args.port)
+        else:
+            server.start_io()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     return 0
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cortex-lsp", description="Cortex: a local AI agent as a language server.")
+    p = _Parser(prog="cortex-lsp", description="Cortex: a local AI agent as a language server.")
     p.add_argument("--version", action="version", version=f"cortex-lsp {__version__}")
     sub = p.add_subparsers(dest="command")
 
@@ -42,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=2087)
 
     ask = sub.add_parser("ask", help="ask the agent, through the language server")
-    ask.add_argument("message")
-    ask.add_argument("--root", type=Path, help="the folder the agent may use (default: the sample workspace/)")
+    ask.add_argument("message", metavar="QUESTION", type=_text, help="what to ask (quote it)")
+    ask.add_argument("--root", type=_folder, help="the folder the agent may use (default: the sample workspace/)")
     ask.add_argument("--session", help="continue a session id")
     ask.add_argument("--orchestration", choices=["single", "lats", "supervisor"], default="single")
     ask.add_argument("--yes", action="store_true", help="apply the agent's file edits without asking")
@@ -51,18 +95,21 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--quiet", action="store_true", help="don't show progress")
 
     doctor = sub.add_parser("doctor", help="check model server, models, data folder, sandbox, roots")
-    doctor.add_argument("--root", type=Path)
+    doctor.add_argument("--root", type=_folder)
     doctor.add_argument("--json", action="store_true")
 
     memory = sub.add_parser("memory", help="search, list or forget memories")
     msub = memory.add_subparsers(dest="memory_command", required=True)
-    ms = msub.add_parser("search")
-    ms.add_argument("query")
+    ms = msub.add_parser("search", help="memories that match a query, best first")
+    ms.add_argument("query", metavar="QUERY", type=_text)
     ms.add_argument("--type", action="append", choices=["semantic", "procedural", "episodic"])
-    ms.add_argument("--limit", type=int, default=10)
-    msub.add_parser("sessions")
-    mf = msub.add_parser("forget")
-    mf.add_argument("id")
+    ms.add_argument("--limit", type=_limit, default=10, help="how many (1-100, default 10)")
+    ms.add_argument("--json", action="store_true", help="print the results as JSON")
+    sessions = msub.add_parser("sessions", help="the chat sessions, newest first")
+    sessions.add_argument("--json", action="store_true", help="print the sessions as JSON")
+    mf = msub.add_parser("forget", help="delete one memory by its id")
+    mf.add_argument("id", metavar="ID", type=_text)
+    mf.add_argument("--json", action="store_true", help="print the result as JSON")
 
     reset = sub.add_parser("reset-memory", help="delete all memory (facts, tool sequences, history)")
     reset.add_argument("--yes", action="store_true", help="confirm")
@@ -70,11 +117,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command in (None, "serve"):
-        if args.command is None:
-            args.tcp, args.port = False, 0
-        return _serve(args)
+    try:
+        args = _parser().parse_args(argv)
+        if args.command in (None, "serve"):
+            if args.command is None:
+                args.tcp, args.port = False, 0
+            return _serve(args)
+        return _command(args)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _command(args: argparse.Namespace) -> int:
     from cortex_lsp import client
 
     if args.command == "ask":
@@ -87,16 +142,30 @@ def main(argv: list[str] | None = None) -> int:
         if not args.yes:
             print("This deletes all stored memory (facts, tool sequences and chat history). "
                   "Run again with --yes to confirm.", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         return _run(client.reset(args))
-    return 2
+    return EXIT_USAGE
 
 
 def _run(coro: Awaitable[int]) -> int:
+    from cortex_lsp.client import CliError
+
+    main_coro: Coroutine[Any, Any, int] = coro  # type: ignore[assignment]
     try:
-        return asyncio.run(coro)  # type: ignore[arg-type]
+        return asyncio.run(main_coro)
     except KeyboardInterrupt:
-        return 130
+        print("Interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except CliError as exc:
+        print(f"cortex-lsp: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if os.environ.get("CORTEX_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+        print(f"cortex-lsp: unexpected error: {type(exc).__name__}: {detail} "
+              "(CORTEX_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 def print_json(value: Any) -> None:

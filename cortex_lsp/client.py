@@ -8,20 +8,31 @@ folder it opened are refused here too.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
 import os
+import re
 import sys
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
+from cortex_lsp.cli_output import memory_table, sessions_table
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
+
+
+class CliError(Exception):
+    """A failure the CLI reports as one line (and exit code 1), never as a traceback."""
 
 
 def _capabilities() -> types.ClientCapabilities:
@@ -60,10 +71,31 @@ class CliClient:
         self.stream_answer = stream_answer
         self.streamed = False
         self.lsp = LanguageClient("cortex-cli", __version__)
+        if not os.environ.get("CORTEX_DEBUG"):
+            # pygls logs harmless races with tracebacks (a reply to a request Ctrl-C cancelled); the CLI
+            # reports failures itself, in one line
+            logging.getLogger("pygls").setLevel(logging.CRITICAL)
+        self._line_open = False  # streamed answer text not yet ended by a newline
+        self._server_errors: deque[str] = deque(maxlen=20)  # the server's last stderr lines
         self._register()
+
+    def _write_token(self, text: str) -> None:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            self._line_open = not text.endswith("\n")
+            self.streamed = True
+
+    def end_line(self) -> None:
+        """End the streamed answer's line, so what follows starts on its own line."""
+        if self._line_open:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._line_open = False
 
     def _status(self, text: str) -> None:
         if not self.quiet:
+            self.end_line()
             sys.stderr.write(f"\x1b[2m· {text}\x1b[0m\n" if sys.stderr.isatty() else f"· {text}\n")
             sys.stderr.flush()
 
@@ -86,9 +118,7 @@ class CliClient:
             event = _to_dict(params)
             etype, data = event.get("type"), event.get("data") or {}
             if etype == "token" and self.stream_answer:
-                sys.stdout.write(str(data.get("value", "")))
-                sys.stdout.flush()
-                self.streamed = True
+                self._write_token(str(data.get("value", "")))
             elif etype == "plan":
                 self._status(f"plan ({data.get('kind')}): " + "; ".join(map(str, data.get("steps") or [])))
             elif etype == "step_start":
@@ -173,31 +203,71 @@ class CliClient:
     # -- session -----------------------------------------------------------------------------------
     @asynccontextmanager
     async def session(self) -> AsyncIterator[CliClient]:
-        await self.lsp.start_io(sys.executable, "-m", "cortex_lsp", "serve")
+        # A session of its own: Ctrl-C in the terminal reaches this client only, which then shuts the
+        # server down in order (it also stops when its stdin closes, if this process is killed).
+        await self.lsp.start_io(sys.executable, "-m", "cortex_lsp", "serve", start_new_session=True)
+        process: asyncio.subprocess.Process | None = getattr(self.lsp, "_server", None)
+        drain = asyncio.create_task(self._drain_stderr(process))
         folders = [types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)] if self.root else None
         try:
-            await self.lsp.initialize_async(types.InitializeParams(
+            await self._request(self.lsp.initialize_async(types.InitializeParams(
                 capabilities=_capabilities(),
                 process_id=os.getpid(),
                 root_uri=self.root.as_uri() if self.root else None,
                 workspace_folders=folders,
                 client_info=types.ClientInfo(name="cortex-cli", version=__version__),
-            ))
+            )))
             self.lsp.initialized(types.InitializedParams())
             yield self
         finally:
+            await self._close(process)
+            drain.cancel()
+
+    async def _close(self, process: asyncio.subprocess.Process | None) -> None:
+        if process is not None and process.returncode is None:
             try:
-                await self.lsp.shutdown_async(None)
+                await asyncio.wait_for(self.lsp.shutdown_async(None), 5.0)
                 self.lsp.exit(None)
-            except Exception:
+                await asyncio.wait_for(process.wait(), 5.0)
+            except (Exception, asyncio.CancelledError):
                 pass
-            await self.lsp.stop()
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.lsp.stop(), 5.0)
+
+    async def _drain_stderr(self, process: asyncio.subprocess.Process | None) -> None:
+        """Read the server's stderr (a pipe: unread, it would fill and stall the server); keep its tail."""
+        if process is None or process.stderr is None:
+            return
+        while line := await process.stderr.readline():
+            text = line.decode("utf-8", "replace").strip()
+            if text:
+                self._server_errors.append(text)
+
+    async def _request(self, pending: Any) -> Any:
+        try:
+            return await pending
+        except JsonRpcException as exc:
+            raise CliError(_first_line(exc.message or str(exc))) from None
+        except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
+            tail = f": {self._server_errors[-1]}" if self._server_errors else ""
+            raise CliError(f"the language server stopped ({exc}){tail}") from None
 
     async def command(self, name: str, argument: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = await self.lsp.workspace_execute_command_async(types.ExecuteCommandParams(
+        result = await self._request(self.lsp.workspace_execute_command_async(types.ExecuteCommandParams(
             command=name, arguments=[argument or {}],
-            work_done_token=f"cli-{name}"))
+            work_done_token=f"cli-{name}")))
         return _to_dict(result) or {}
+
+
+def _first_line(text: str) -> str:
+    """The first line of a server error, without a Python class name in front (``pkg.mod.Error: …``)."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    first = lines[0] if lines else "failed"
+    return re.sub(r"^(?:[A-Za-z_][\w]*\.)+[A-Z]\w*:\s*", "", first) or first
 
 
 def _root(args: argparse.Namespace) -> Path | None:
@@ -217,12 +287,10 @@ async def ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
+        cli.end_line()
         if not cli.streamed or result.get("stop_reason") != "answered":
-            if cli.streamed:
-                sys.stdout.write("\n")
-            print(result.get("answer", ""))
-        else:
-            sys.stdout.write("\n")
+            answer = str(result.get("answer", ""))
+            sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         for edit in result.get("edits", []):
             state = "applied" if edit.get("applied") else f"not applied ({edit.get('reason', '')})"
             sys.stderr.write(f"edit {edit.get('kind')} {edit.get('uri')}: {state}\n")
@@ -256,13 +324,23 @@ async def memory(args: argparse.Namespace) -> int:
             argument: dict[str, Any] = {"query": args.query, "limit": args.limit}
             if args.type:
                 argument["types"] = args.type
-            print_json(await cli.command("cortex.memory.search", argument))
+            result = await cli.command("cortex.memory.search", argument)
         elif args.memory_command == "sessions":
-            print_json(await cli.command("cortex.memory.sessions"))
+            result = await cli.command("cortex.memory.sessions")
         else:
             result = await cli.command("cortex.memory.forget", {"id": args.id})
-            print_json(result)
-            return 0 if result.get("deleted") else 1
+    if args.json:
+        print_json(result)
+    elif args.memory_command == "search":
+        print(memory_table(result.get("results") or [], args.query))
+    elif args.memory_command == "sessions":
+        print(sessions_table(result.get("sessions") or []))
+    elif result.get("deleted"):
+        print(f"Forgot {args.id}.")
+    if args.memory_command == "forget" and not result.get("deleted"):
+        if not args.json:
+            sys.stderr.write(f"No memory with id {args.id!r} (cortex-lsp memory search QUERY shows ids).\n")
+        return 1
     return 0
 
 

@@ -21,8 +21,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
+
 ENV_PREFIX = "CORTEX_"
 CONFIG_FILE_NAME = "cortex.yaml"
+MAX_CONFIG_BYTES = 64 * 1024  # a settings file is a few hundred bytes; anything near this is not one
 
 
 def default_data_dir() -> Path:
@@ -67,10 +70,13 @@ class Settings(BaseModel):
     reasoning_model: str = "qwen2.5:7b"
     code_model: str = "qwen2.5:7b"
     embed_model: str = "nomic-embed-text"
-    ollama_timeout_seconds: float = Field(300, gt=0)
-    ollama_num_ctx: int = Field(8192, ge=512)
+    ollama_timeout_seconds: float = Field(300, gt=0, le=3600)
+    ollama_num_ctx: int = Field(8192, ge=512, le=262144)
     ollama_keep_alive: str = "30m"
     local_model_path: str | None = None
+    model_profile: Literal["auto", "small", "full"] = Field(
+        "auto", description="small: the router plans and the model writes prose only; full: planner, "
+        "ReAct and reflection; auto: small for the embedded default and models that fail a JSON probe")
 
     # Data and memory
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -180,18 +186,36 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
     return layer
 
 
-def read_yaml_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """A YAML mapping from ``path``; a missing file is empty, a broken one is empty plus a message."""
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without aliases: a settings file never needs them, and they make billion-laughs bombs and
+    self-referencing (recursive) structures possible."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in settings",
+                                              event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def read_yaml_file(path: Path, *, trusted: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """A YAML mapping from ``path``; a missing file is empty, anything else wrong is empty plus one message.
+
+    Regular files only, opened non-blocking, at most 64 KB, UTF-8, no aliases; ``trusted=False`` (a file in
+    an opened folder) also refuses a symbolic link. Never raises and never blocks."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, []
-    except OSError as exc:
-        return {}, [f"Could not read {path}: {exc.strerror}; using defaults for it."]
-    try:
-        data = yaml.safe_load(text) or {}
+        try:
+            text = read_untrusted_text(path, max_bytes=MAX_CONFIG_BYTES, follow_symlinks=trusted)
+        except FileNotFoundError:
+            return {}, []
+        except UnsafeFile as exc:
+            return {}, [f"{path} was ignored: {exc}."]
+        data = yaml.load(text, Loader=_NoAliasLoader) or {}
     except yaml.YAMLError as exc:
-        return {}, [f"{path} is not valid YAML ({exc.__class__.__name__}); its settings were ignored."]
+        problem = getattr(exc, "problem", None) or exc.__class__.__name__
+        return {}, [f"{path} is not valid YAML ({problem}); its settings were ignored."]
+    except Exception as exc:  # RecursionError on deep nesting, MemoryError, anything: never out of initialize
+        return {}, [f"{path} could not be read ({exc.__class__.__name__}); its settings were ignored."]
     if not isinstance(data, dict):
         return {}, [f"{path} must hold a mapping of settings; it was ignored."]
     return data, []
@@ -279,10 +303,12 @@ def load_settings(
     layers.append((str(cfg_path), data))
     for root in workspace_roots or []:
         folder_file = root / CONFIG_FILE_NAME
-        data, msgs = read_yaml_file(folder_file)
-        messages += msgs
-        kept, msgs = workspace_layer(_normalise_keys(data), str(folder_file))
-        messages += msgs
+        try:
+            data, msgs = read_yaml_file(folder_file, trusted=False)
+            kept, more = workspace_layer(_normalise_keys(data), str(folder_file))
+        except Exception as exc:  # e.g. nesting too deep to normalise: the file is ignored, never fatal
+            data, msgs, kept, more = {}, [f"{folder_file} was ignored ({exc.__class__.__name__})."], {}, []
+        messages += msgs + more
         layers.append((str(folder_file), kept))
     layers.append(("environment", env_layer(env)))
     if editor:

@@ -38,6 +38,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--time-scale", type=float, default=1.0, help="multiply every case's time limits")
     p.add_argument("--work-dir", type=Path, help="where case folders and server logs go (kept)")
     p.add_argument("--notes", default="", help="a paragraph for the results file")
+    p.add_argument("--bare", action="store_true",
+                   help="also ask the selected knowledge cases of the bare model directly (the baseline)")
+    p.add_argument("--latency", type=int, default=0, metavar="N",
+                   help="also time N direct questions in a row on one server (first token, whole answer)")
     return p.parse_args(argv)
 
 
@@ -82,6 +86,22 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     outcomes = asyncio.run(run_cases(cases, config, jobs=args.jobs, on_done=done))
     wall = time.monotonic() - began
+    bare = None
+    knowledge = [c for c in cases if c.category == "knowledge" and c.turns and c.turns[0].command == "cortex.ask"]
+    if args.bare and knowledge:
+        from evals.bare import ask_bare
+
+        bare = asyncio.run(ask_bare(knowledge, config))
+        print(f"bare model: {sum(b.passed for b in bare)}/{len(bare)} knowledge cases", flush=True)
+    latency = None
+    if args.latency > 0:
+        from evals.latency import measure
+
+        pool = [c.turns[0].message for c in load_cases([HERE / "cases"]) if c.category == "knowledge"]
+        questions = [pool[i % len(pool)] for i in range(args.latency + 1)]
+        latency = asyncio.run(measure(questions, config, work))
+        first, whole = latency.warm()
+        print(f"latency (warm medians): first token {first} s, whole {whole} s", flush=True)
     try:
         version = importlib.metadata.version("cortex-lsp")
     except importlib.metadata.PackageNotFoundError:
@@ -90,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                    command="python -m evals " + shlex.join(sys.argv[1:] if argv is None else argv),
                    cortex_version=version, notes=args.notes)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(outcomes, info), encoding="utf-8")
+    out.write_text(render(outcomes, info, bare=bare, latency=latency), encoding="utf-8")
     passed = sum(o.passed for o in outcomes)
     print(f"{passed}/{len(outcomes)} passed in {wall / 60:.1f} min; table: {out}", flush=True)
     return 0

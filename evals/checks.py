@@ -27,6 +27,11 @@ class TurnOutcome:
     progress_reports: int = 0                # $/progress "report" messages for this turn's token
     streamed_text: str = ""                  # cortex/event token values for this run id
     edit_requests: int = 0                   # workspace/applyEdit requests received during the turn
+    first_token: float = 0.0                 # monotonic time of the run's first answer token (0: none)
+
+    @property
+    def first_token_seconds(self) -> float | None:
+        return max(0.0, self.first_token - self.started) if self.first_token else None
 
     @property
     def seconds(self) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,8 @@ class Recorder:
     edits_written: list[Path] = field(default_factory=list)
     progress: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     events: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    #: monotonic time the first answer token of each run arrived
+    first_token: dict[str, float] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
 
 
@@ -126,7 +129,10 @@ class EvalClient(BaseLanguageClient):
         @self.feature("cortex/event")
         def on_event(params: Any) -> None:
             event = plain(params)
-            rec.events[str(event.get("run_id", ""))].append(event)
+            run_id = str(event.get("run_id", ""))
+            rec.events[run_id].append(event)
+            if event.get("type") == "token" and run_id not in rec.first_token:
+                rec.first_token[run_id] = time.monotonic()
 
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def on_show(params: types.ShowMessageParams) -> None:

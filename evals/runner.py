@@ -138,6 +138,7 @@ class CaseDriver:
         out.edit_requests = self.client.rec.edit_requests - edits_before
         if isinstance(out.result, dict):
             run_id = str(out.result.get("run_id", ""))
+            out.first_token = self.client.rec.first_token.get(run_id, 0.0)
             out.streamed_text = "".join(str((e.get("data") or {}).get("value", ""))
                                         for e in self.client.rec.events.get(run_id, []) if e.get("type") == "token")
             if spec.command == "cortex.ask" and out.result.get("session_id") and not spec.parallel:
@@ -214,7 +215,8 @@ def _save(outcome: CaseOutcome, path: Path) -> None:
     data = {"case": outcome.case.id, "passed": outcome.passed, "reasons": outcome.reasons,
             "crashed": outcome.crashed, "seconds": round(outcome.seconds, 1),
             "turns": [{"command": t.command, "result": t.result, "error": t.error, "timed_out": t.timed_out,
-                       "seconds": round(t.seconds, 1), "progress_reports": t.progress_reports,
+                       "seconds": round(t.seconds, 1), "first_token_seconds": t.first_token_seconds,
+                       "progress_reports": t.progress_reports,
                        "edit_requests": t.edit_requests} for t in outcome.turns]}
     path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 

@@ -241,14 +241,25 @@ class Executor:
         return self.deps.settings.ollama_model
 
     async def step(
-        self, messages: Sequence[Message], session: ToolSession, *, tools: Sequence[ToolSpec] | None = None
+        self,
+        messages: Sequence[Message],
+        session: ToolSession,
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
     ) -> StepOutcome:
-        """One ReAct step: the model's reply with tools offered, and its (guarded) tool calls run."""
+        """One ReAct step: the model's reply with tools offered, and its (guarded) tool calls run.
+
+        ``tool_choice`` forces a call of that (offered) tool: llama.cpp then constrains the arguments
+        to the tool's JSON schema with a grammar.
+        """
         specs = list(tools) if tools is not None else session.specs()
         outcome = StepOutcome()
         calls: list[ToolCall] = []
+        forced = tool_choice if tool_choice and any(t.name == tool_choice for t in specs) else None
         async for chunk in self.deps.model.chat_stream(
-            messages, model=self._model, tools=specs or None, options=ChatOptions(temperature=0.1)
+            messages, model=self._model, tools=specs or None,
+            options=ChatOptions(temperature=0.1, tool_choice=forced),
         ):
             if chunk.content:
                 outcome.chunks.append(chunk.content)
@@ -265,12 +276,17 @@ class Executor:
         return outcome
 
     async def answer(
-        self, messages: Sequence[Message], *, live: bool = True, model: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        live: bool = True,
+        model: str | None = None,
+        max_tokens: int | None = None,
     ) -> str:
         """A reply with **no tool schemas** sent; streamed as token events (and into the record)."""
         parts: list[str] = []
         async for chunk in self.deps.model.chat_stream(
-            messages, model=model or self._model, options=ChatOptions(temperature=0.3)
+            messages, model=model or self._model, options=ChatOptions(temperature=0.3, max_tokens=max_tokens)
         ):
             if chunk.content:
                 parts.append(chunk.content)

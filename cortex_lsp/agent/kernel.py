@@ -28,14 +28,20 @@ from cortex_lsp.agent.plan_guards import (
     intended_tools,
 )
 from cortex_lsp.agent.planner import Planner, PlanOutcome, fallback_plan
+from cortex_lsp.agent.profile import ModelProfile, detect_profile
 from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
+from cortex_lsp.agent.router import Route, read_intent
+from cortex_lsp.agent.router import route as route_request
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
+from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.guards.provenance import asks_to_run_code, request_text
+from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext
+from cortex_lsp.tools.user_wait import tool_time_limit
 
 CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
 
@@ -43,6 +49,8 @@ CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
 log = logging.getLogger("cortex.agent")
 
 PLANNER_SHARE = 0.4
+#: a small model's direct answer: short (it rambles, and every token costs time on a laptop)
+DIRECT_MAX_TOKENS = 320
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
 
 
@@ -133,30 +141,18 @@ class AgentKernel:
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
-        hints = []
-        if settings.procedural_memory_enabled and available:
-            hints = await deps.memory.tool_hints(ctx.task, min_relevance=settings.procedural_min_relevance)
-            hints = [h for h in hints if h.tools]
-        if hints:
-            ctx.hinted = True
-            ctx.hint_text = (
-                f"A similar earlier task used these tools in order: {', '.join(hints[0].tools)}. A hint only."
-            )
-        planner = Planner(deps.model, settings)
-        try:
-            # the planner gets at most 40% of the run: a slow planner must leave time to answer
-            planner_budget = min(ctx.loop_remaining(), settings.max_run_seconds * PLANNER_SHARE)
-            async with asyncio.timeout(max(planner_budget, 0.01)):
-                outcome = await planner.plan(
-                    ctx.task,
-                    tools=deps.tools.specs(available),
-                    hints=hints,
-                    has_selection=request.selection is not None,
-                )
-        except TimeoutError:
-            outcome = PlanOutcome(
-                fallback_plan(ctx.task, available), fallback=True, reason="the planner ran out of time"
-            )
+        route = self._route(ctx, available)
+        profile = await detect_profile(settings, deps.model, backend=record.backend, name=record.model)
+        if profile.small:
+            record.notes.append(profile.describe())
+        if route.kind == "direct" or profile.small:
+            # the router decided (a small model never plans): no planner call, only the route's tools
+            plan, available = self._routed_plan(route, profile)
+            outcome = PlanOutcome(plan)
+        else:
+            outcome = await self._plan(ctx, route, available)
+            if outcome.fallback:
+                available = [t for t in available if t in outcome.plan.tools]
         if outcome.fallback:
             record.notes.append(outcome.reason)
         guarded = apply_plan_guards(
@@ -171,6 +167,7 @@ class AgentKernel:
         emit(AgentEvent("plan", record.plan.as_dict()))
 
         executor = Executor(deps, emit, record)
+        small_tokens = DIRECT_MAX_TOKENS if profile.small else None
         if guarded.plan.kind == "refusal":
             answer = await self._refuse(ctx, guarded, executor, emit)
             return await self._finish(ctx, record, "refused", answer, tools_used=[], steered=False)
@@ -180,7 +177,7 @@ class AgentKernel:
             emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
-                    answer = await executor.answer(direct_messages(ctx))
+                    answer = await executor.answer(direct_messages(ctx), max_tokens=small_tokens)
             except TimeoutError:
                 record.notes.append("the answer was cut off at the time budget")
                 partial = record.answer.strip() and record.answer
@@ -188,12 +185,72 @@ class AgentKernel:
                     ctx, record, "time_budget", partial or CUT_OFF_ANSWER, tools_used=[], steered=True
                 )
             return await self._finish(ctx, record, "answered", answer, tools_used=[], steered=False)
+        if profile.small:
+            return await self._routed(ctx, route, guarded, executor, emit, record)
         if request.orchestration == "supervisor":
             return await self._supervise(ctx, guarded, emit, record)
         session = self._session(ctx, guarded, emit, record)
         if request.orchestration == "lats":
             return await self._lats(ctx, guarded, session, executor, emit, record, messages=None)
         return await self._react(ctx, guarded, session, executor, emit, record)
+
+    # -- routing and planning ----------------------------------------------------------------------
+    def _route(self, ctx: RunContext, available: list[str]) -> Route:
+        selection = ctx.request.selection.text if ctx.request.selection else None
+        # a worker's subtask is model text: route on the user's own words then
+        source = self.words_override if self.words_override is not None else ctx.request.message
+        intent = read_intent(source, selection=selection)
+        return route_request(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
+
+    @staticmethod
+    def _routed_plan(route: Route, profile: ModelProfile) -> tuple[Plan, list[str]]:
+        """The router's plan and the tools it may use; a small model's undecided route gets at most
+        one read-only tool (called under constrained tool choice), else a direct answer."""
+        if route.kind == "undecided" and profile.small:
+            single = [t for t in route.tools if t in READ_TOOLS or t in ("calculator", "current_time")]
+            if len(route.tools) != 1 or not single:
+                return Plan(kind="direct", steps=["Answer directly"]), []
+        plan = route.plan()
+        return plan, list(plan.tools) if plan.kind == "tools" else []
+
+    async def _plan(self, ctx: RunContext, route: Route, available: list[str]) -> PlanOutcome:
+        """The model planner (full profile, the router undecided or routing to tools)."""
+        deps, settings = self.deps, self.deps.settings
+        hints = []
+        if settings.procedural_memory_enabled and available:
+            hints = await deps.memory.tool_hints(ctx.task, min_relevance=settings.procedural_min_relevance)
+            hints = [h for h in hints if h.tools]
+        if hints:
+            ctx.hinted = True
+            ctx.hint_text = (
+                f"A similar earlier task used these tools in order: {', '.join(hints[0].tools)}. A hint only."
+            )
+        routed = route.plan() if route.kind == "tools" else None
+        try:
+            # the planner gets at most 40% of the run: a slow planner must leave time to answer
+            planner_budget = min(ctx.loop_remaining(), settings.max_run_seconds * PLANNER_SHARE)
+            async with asyncio.timeout(max(planner_budget, 0.01)):
+                return await Planner(deps.model, settings).plan(
+                    ctx.task,
+                    tools=deps.tools.specs(available),
+                    hints=hints,
+                    has_selection=ctx.request.selection is not None,
+                    routed=routed,
+                )
+        except TimeoutError:
+            return PlanOutcome(fallback_plan(ctx.task, routed), fallback=True,
+                               reason="the planner ran out of time")
+
+    async def _routed(
+        self, ctx: RunContext, route: Route, guarded: GuardedPlan, executor: Executor, emit: Emit,
+        record: RunRecord,
+    ) -> AgentResult:
+        from cortex_lsp.agent.routed import RoutedRun
+
+        session = self._session(ctx, guarded, emit, record)
+        outcome = await RoutedRun(ctx, route, session, executor, emit).run()
+        return await self._finish(ctx, record, outcome.stop, outcome.answer, tools_used=session.used(),
+                                  steered=False)
 
     # -- pieces ------------------------------------------------------------------------------------
     def _cannot_run(self, ctx: RunContext) -> str | None:
@@ -263,8 +320,9 @@ class AgentKernel:
                 )
             )
             try:
-                async with asyncio.timeout(remaining):
-                    step = await executor.step(messages, session)
+                async with asyncio.timeout(remaining) as step_limit:
+                    with tool_time_limit(step_limit):  # paused while the user reviews a write
+                        step = await executor.step(messages, session)
             except TimeoutError:
                 stop = "time_budget"
                 break
@@ -335,7 +393,12 @@ class AgentKernel:
         return None
 
     def _steered(self, ctx: RunContext, session: ToolSession, guarded: GuardedPlan) -> bool:
-        """Was a tool chosen after reading outside text, without the user's words asking for it?"""
+        """Was a tool chosen after reading outside text, without the user's words asking for it?
+        (Or did the request carry a selection or pasted material naming a tool or an action?)"""
+        request = ctx.request
+        if material_steers(request.message, selection=request.selection.text if request.selection else None,
+                           diagnostic=request.diagnostic, tools=session.used()):
+            return True
         intent = intended_tools(ctx.words, guarded.offered)
         read_seen = False
         for call in session.history:
@@ -471,6 +534,7 @@ class AgentKernel:
         steered: bool,
     ) -> AgentResult:
         deps = self.deps
+        answer = honest_for_record(answer, record)  # an answer never claims a write that did not happen
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

@@ -10,7 +10,9 @@ a save. Rules, in order:
 3. web steps the user didn't ask for are dropped, and ``web_fetch`` is not offered;
 4. "write/fix this code" is answered with code, not run (no ``python_exec``/``calculator``) unless asked;
 5. a save the user asked for is added if missing;
-6. an explicit "use Python" (or "run it" on code at hand) makes sure ``python_exec`` is used.
+6. an explicit "use Python" (or "run it" on code at hand) makes sure ``python_exec`` is used;
+7. ``python_exec`` is offered only when :func:`python_allowed` (the user's own words ask to run code);
+   a plan that names it otherwise is cut, with a note.
 """
 
 from __future__ import annotations
@@ -90,6 +92,32 @@ _SAVE_REQUEST = re.compile(
 )
 
 READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", "list_dir"})
+
+
+# -- the python_exec gate (issue 11) ---------------------------------------------------------------
+PYTHON_NOT_ASKED = "python_exec not offered: the user's own words did not ask to run code"
+
+
+def python_allowed(words: str, has_code: bool) -> bool:
+    """May ``python_exec`` be offered? Only when the user's own words (provenance cuts applied: a file,
+    page, selection or tool result is never the user's words) ask to run, execute or test code, or to
+    compute with Python. ``has_code`` (code at hand: a selection or paste) does not by itself open it:
+    the words must ask to run that code ("run it", "what does this print")."""
+    del has_code  # the words decide; kept in the signature for the Intent-based version
+    return asks_to_run_code(words) or asks_for_python(words)
+
+
+def _cut_python(
+    plan_tools: list[str], steps: list[str], offered: list[str]
+) -> tuple[list[str], list[str], list[str], bool]:
+    """``plan_tools``/``steps``/``offered`` without ``python_exec``; and whether the plan had named it."""
+    named = "python_exec" in plan_tools or any("python_exec" in s for s in steps)
+    return (
+        [t for t in plan_tools if t != "python_exec"],
+        [s for s in steps if "python_exec" not in s],
+        [t for t in offered if t != "python_exec"],
+        named,
+    )
 
 
 def asks_to_save(words: str) -> bool:
@@ -188,6 +216,11 @@ def apply_plan_guards(
             steps = kept
         tools = [t for t in tools if t != "web_fetch"]
         offered = [t for t in offered if t != "web_fetch"]
+
+    if not python_allowed(words, has_code):
+        tools, steps, offered, named = _cut_python(tools, steps, offered)
+        if named:
+            notes.append(PYTHON_NOT_ASKED)
 
     wants_run = asks_to_run_code(words) or asks_for_python(words)
     if asks_for_code_writing(words) and not wants_run:

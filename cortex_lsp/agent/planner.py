@@ -4,6 +4,9 @@ The model is asked for JSON through the JSON-schema ``format``; the reply is par
 (fences, prose around the JSON, ``<think>`` blocks, a bare list). Steps are tidied (≤ 160 chars, a bare
 value is not a step). When the planner fails, a fallback plan keeps the run going. The plan is only a
 proposal: :mod:`cortex_lsp.agent.plan_guards` then corrects it from the user's own words.
+
+A planner that fails or replies with something that isn't a plan falls back to the router's plan
+(:mod:`cortex_lsp.agent.router`), or to a direct answer: never to "every tool on offer".
 """
 
 from __future__ import annotations
@@ -133,12 +136,12 @@ def plan_from_reply(value: Any, tool_names: Sequence[str]) -> Plan | None:
     return Plan(kind=kind, steps=steps, tools=tools if kind == "tools" else [])
 
 
-def fallback_plan(message: str, tool_names: Sequence[str]) -> Plan:
-    """The plan when the planner fails: the request itself as one step, tools on offer."""
-    step = tidy_step(message) or "Answer the request"
-    if tool_names:
-        return Plan(kind="tools", steps=[step], tools=[])
-    return Plan(kind="direct", steps=["Answer directly: " + step][:1])
+def fallback_plan(message: str, routed: Plan | None = None) -> Plan:
+    """The plan when the planner fails: the router's plan when it has one, else a direct answer."""
+    if routed is not None and routed.steps:
+        return Plan(kind=routed.kind, steps=list(routed.steps), tools=list(routed.tools))
+    step = tidy_step(message) or "the request"
+    return Plan(kind="direct", steps=[f"Answer directly: {step}"[:MAX_STEP_CHARS]])
 
 
 def _tool_lines(tools: Sequence[ToolSpec]) -> str:
@@ -174,6 +177,7 @@ class Planner:
         tools: Sequence[ToolSpec],
         hints: Sequence[ToolPattern] = (),
         has_selection: bool = False,
+        routed: Plan | None = None,
     ) -> PlanOutcome:
         names = [t.name for t in tools]
         msgs = self.messages(message, tools=tools, hints=hints, has_selection=has_selection)
@@ -189,10 +193,10 @@ class Planner:
         except (ModelUnavailable, ModelMissing):
             raise
         except ModelError as exc:
-            return PlanOutcome(fallback_plan(message, names), fallback=True, reason=f"planner failed: {exc}")
+            return PlanOutcome(fallback_plan(message, routed), fallback=True, reason=f"planner failed: {exc}")
         plan = plan_from_reply(extract_json(reply.content), names)
         if plan is None:
             return PlanOutcome(
-                fallback_plan(message, names), fallback=True, reason="planner reply was not a plan"
+                fallback_plan(message, routed), fallback=True, reason="planner reply was not a plan"
             )
         return PlanOutcome(plan)

@@ -14,7 +14,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, SUPER_DUNDERS
+from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, MAX_CODE_CHARS, SUPER_DUNDERS
 
 #: Import name -> PyPI distribution name, for packages whose names differ or are commonly needed.
 PIP_NAMES: dict[str, str] = {
@@ -172,7 +172,14 @@ def _scan_text(code: str, findings: _Findings) -> None:
 
 
 def cannot_run_reply(code: str) -> str | None:
-    """Why the sandbox can't run ``code`` and how to run it locally; ``None`` if the sandbox can run it."""
+    """Why the sandbox can't run ``code`` and how to run it locally; ``None`` if the sandbox can run it.
+
+    The size limit is checked first: code over it is never parsed (a 50 MB selection costs nothing)."""
+    if len(code) > MAX_CODE_CHARS:
+        return (
+            f"The sandbox can't run this code: it is over {MAX_CODE_CHARS} characters. "
+            "Run it on your computer instead (save it as script.py, then: python script.py)."
+        )
     if not code or not code.strip():
         return None
     findings = _Findings()
@@ -210,14 +217,16 @@ def _looks_like_python(body: str) -> bool:
 
 
 def extract_code(text: str) -> str | None:
-    """The last Python code block in ``text``: fenced ```python / ```py, or unlabelled but parsing."""
+    """The last Python code block in ``text``: fenced ```python / ```py, or unlabelled but parsing.
+
+    Unlabelled blocks over the sandbox's size limit are not parsed (they could not run anyway)."""
     if not text:
         return None
     chosen: str | None = None
     for match in _FENCE.finditer(text):
         lang = match.group("lang").lower()
         body = match.group("body").strip("\n")
-        if not body.strip():
+        if not body.strip() or (lang == "" and len(body) > MAX_CODE_CHARS):
             continue
         if lang in _PY_LANGS or (lang == "" and _looks_like_python(body)):
             chosen = body

@@ -175,7 +175,7 @@ def check_write(
 
 def read_text_file(target: ResolvedPath, *, max_bytes: int = MAX_READ_BYTES) -> str:
     """Read a text file safely: no links swapped in after the check, a single-link regular file, bounded."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks open()
     try:
         fd = os.open(target.path, flags)
     except FileNotFoundError:

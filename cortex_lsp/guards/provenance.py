@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from cortex_lsp.guards._material import (
+from cortex_lsp.guards.material import (
     FILE_NAME_RE,
     cut_handover,
     cut_material_colon,

@@ -2,14 +2,22 @@
 
 :func:`self_statements` picks the clauses of a message where the user talks about themselves ("my
 name is Roydon", "please always answer me in bullet points") and leaves out material they only asked
-to process. :func:`is_grounded` checks that a fact extracted by the model is backed by those words.
+to process. :func:`fact_backing` (and its yes/no form :func:`is_grounded`) checks that a fact the
+consolidation model proposes is backed by those words: by the same names and numbers, by enough of the
+same content words, and with the same polarity: each word of the fact must be backed by a clause of
+the user's that says it the same way (affirmed, negated, or as something past), so "I am not a
+security engineer" never backs "The user is a security engineer" and "I live in Berlin, not
+Atlantis" never backs "The user lives in Atlantis". The polarity comes from a small clause analysis
+(:func:`polar_segments`) applied alike to the fact and to the user's words.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from cortex_lsp.guards._material import HANDOVER_VERBS, cut_handover, instruction, normalize
+from cortex_lsp.guards.material import HANDOVER_VERBS, cut_handover, instruction, normalize
 
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
@@ -109,18 +117,116 @@ def self_statements(text: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------
-# grounding
+# polarity: a small clause analysis, applied alike to the user's words and to a proposed fact
+
+Polarity = str  # "pos" | "neg" | "mixed" (two or more negations), with a "former-" prefix for the past
+
+_FORMER = re.compile(
+    r"\b(?:no\s+longer|not\s+any\s*more|any\s*more|used\s+to|formerly|previously|former|ex-|"
+    r"was|were|lived|worked|studied)\b",
+    re.IGNORECASE,
+)
+# One negation each ("can't stand" is one, not two); "no longer" is taken out first as a FORMER cue.
+_NEGATION = re.compile(
+    r"\b(?:can(?:no|')t\s+stand|not|never|no|none|nothing|nobody|neither|nor|without|"
+    r"\w+n't|cannot|hates?|hated|hating|dislikes?|disliked|detests?|loathes?|avoids?|avoided|"
+    r"refuses?|rather\s+than|instead\s+of)\b",
+    re.IGNORECASE,
+)
+# Segment boundaries: sentences, ';', a comma or "but/and/or" before a new subject or a negation,
+# and the contrast words (which start a segment of their own: "I use Vim rather than Emacs").
+_SEGMENT = re.compile(
+    r"[.;!?]+(?=\s|$)\s*|\n+\s*"
+    r"|,?\s*\b(?:but|and|or|yet|although|though|while|whereas)\b\s*(?=(?:not|never|no|i|i'm|i've|my|me|"
+    r"the\s+user|user|they|he|she|it)\b)"
+    r"|,\s*(?=(?:not|never|no|i|i'm|i've|my|the\s+user|they|he|she|but)\b)"
+    r"|\s*\bbut\b\s*"
+    r"|\s*(?=\b(?:rather\s+than|instead\s+of)\b)",
+    re.IGNORECASE,
+)
+_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|user|user's|they|he|she|their|his|her)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PolarSegment:
+    """One clause of a text: its polarity and the words, stems and numbers it holds."""
+
+    text: str
+    polarity: Polarity
+    words: frozenset[str]
+    stems: frozenset[str]
+    numbers: frozenset[str]
+
+
+def _polarity(text: str) -> tuple[Polarity, bool]:
+    """(polarity, whether the clause carries a cue of its own)."""
+    former = bool(_FORMER.search(text))
+    rest = _FORMER.sub(" ", text)
+    count = len(_NEGATION.findall(rest))
+    base = "pos" if count == 0 else "neg" if count == 1 else "mixed"
+    return ("former-" + base if former else base), bool(former or count)
+
+
+def polar_segments(text: str) -> list[PolarSegment]:
+    """Split ``text`` into clauses and give each its polarity.
+
+    A clause with a subject ("I", "my", "the user", ...) or a cue of its own (not, never, no,
+    n't, without, hate, dislike, avoid, rather than, instead of; no longer, used to, was, former...)
+    has its own polarity. A bare continuation ("…, Python or Go") inherits the polarity of the
+    clause before it, except after "but", which contrasts ("I am not a tester but a developer").
+    """
+    text = normalize(text).replace("’", "'")
+    out: list[PolarSegment] = []
+    previous: Polarity = "pos"
+    pos = 0
+    pieces: list[tuple[str, str]] = []  # (joiner, piece)
+    joiner = ""
+    for m in _SEGMENT.finditer(text):
+        pieces.append((joiner, text[pos : m.start()]))
+        joiner = m.group(0).strip().lower()
+        pos = m.end()
+    pieces.append((joiner, text[pos:]))
+    for join, piece in pieces:
+        if not piece.strip():
+            continue
+        polarity, own = _polarity(piece)
+        if not own and not _SUBJECT.search(piece):
+            contrast = "but" in join.split() or join.startswith("but")
+            polarity = "pos" if contrast and previous.endswith(("neg", "mixed")) else previous
+        previous = polarity
+        words: set[str] = set()
+        for w in _WORD.findall(piece):
+            words.add(_bare(w))
+            words.update(_bare(part) for part in re.split(r"[-'’]", w) if part)
+        out.append(
+            PolarSegment(
+                text=piece.strip(),
+                polarity=polarity,
+                words=frozenset(words),
+                stems=frozenset(_stem(w) for w in words),
+                numbers=frozenset(_NUMBER.findall(piece)),
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# grounding: one check, used by memory consolidation
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _FRAME = frozenset(
     """a an the and or but of to in on at for with by from as is are was were be been being am has have
     had do does did this that these those it its it's they them their there here he she his her him
     user user's users users' person people they're who whom whose which what when where why how not no
     yes very also too so than then just only some any all each every more most much many other such own
     same can could would should will shall may might must i i'm me my mine we our you your yours
-    name named called likes like prefers prefer wants want says said mentioned stated told asked
-    always never usually often currently now""".split()
+    name named called likes like liked prefers prefer preferred preference wants want wanted loves love
+    loved enjoys enjoy enjoyed hates hate hated dislikes dislike disliked detests detest avoids avoid
+    says said mentioned stated told asked lives live living lived works work working worked
+    always never usually often currently now really longer anymore used formerly previously former
+    without nor neither none nothing don't doesn't didn't isn't aren't wasn't weren't can't cannot won't
+    rather instead fan stand""".split()
 )
 
 
@@ -137,38 +243,71 @@ def _stem(word: str) -> str:
     for suffix in ("ations", "ation", "ments", "ment", "ences", "ence", "ances", "ance", "ings", "ing",
                    "ies", "ied", "ers", "er", "ed", "es", "ly", "s"):
         if len(w) > len(suffix) + 2 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
+            w = w[: -len(suffix)]
+            break
+    return w[:-1] if len(w) > 2 and w.endswith("e") else w  # smoke/smokes, live/lives
 
 
-def is_grounded(fact: str, evidence: str) -> bool:
-    """Is a fact extracted by the model backed by the user's own words (``evidence``)?
+@dataclass
+class _Pool:
+    words: set[str]
+    stems: set[str]
+    numbers: set[str]
 
-    Every capitalised word of the fact (other than a sentence-initial common word such as "The")
-    and every number must appear in the evidence. A fact with none of those needs at least half of
-    its content-word stems (frame words such as "user", "name", "prefers" excluded) in the evidence.
+
+def _pools(segments: Iterable[PolarSegment]) -> dict[Polarity, _Pool]:
+    pools: dict[Polarity, _Pool] = {}
+    for seg in segments:
+        pool = pools.setdefault(seg.polarity, _Pool(set(), set(), set()))
+        pool.words |= seg.words
+        pool.stems |= seg.stems
+        pool.numbers |= seg.numbers
+    return pools
+
+
+OPPOSITE = "the user's words say otherwise (negated, or in the past)"
+UNBACKED = "not backed by the user's words"
+
+
+def fact_backing(fact: str, evidence: str | Iterable[str]) -> str | None:
+    """``None`` when the user's own words (``evidence``) back ``fact``; otherwise why not.
+
+    Backed means, per clause of the fact and only from the user's clauses of the same polarity:
+    every number and every capitalised word (a name, a place) appears, and, over the whole fact, at
+    least half of the content-word stems (frame words such as "user", "name", "likes" excluded) do,
+    and at least one does. A word found only under the opposite polarity gives :data:`OPPOSITE`.
     """
-    fact_n, evidence_n = normalize(fact), normalize(evidence)
-    ev_words: set[str] = set()
-    for w in _WORD.findall(evidence_n):
-        ev_words.add(_bare(w))
-        ev_words.update(_bare(part) for part in re.split(r"[-'’]", w) if part)
-    ev_numbers = set(_NUMBER.findall(evidence_n))
-    for number in _NUMBER.findall(fact_n):
-        if number not in ev_numbers:
-            return False
-    specific = 0
-    for m in _WORD.finditer(fact_n):
-        word = m.group(0)
-        if not word[0].isupper() or _bare(word) in _FRAME:
-            continue
-        specific += 1
-        if _bare(word) not in ev_words:
-            return False
-    if specific or _NUMBER.search(fact_n):
-        return True
-    stems = {_stem(w) for w in _WORD.findall(fact_n) if _bare(w) not in _FRAME}
-    if not stems:
-        return False
-    ev_stems = {_stem(w) for w in ev_words}
-    return 2 * len(stems & ev_stems) >= len(stems)
+    ev_text = evidence if isinstance(evidence, str) else "\n".join(evidence)
+    pools = _pools(polar_segments(ev_text))
+    everywhere = _pools(PolarSegment("", "any", s.words, s.stems, s.numbers) for s in polar_segments(ev_text))
+    any_pool = everywhere.get("any", _Pool(set(), set(), set()))
+    empty = _Pool(set(), set(), set())
+    content = matched = 0
+    opposite = False
+    fact_n = normalize(fact).replace("’", "'")
+    for seg in polar_segments(fact_n):
+        pool = pools.get(seg.polarity, empty)
+        for number in seg.numbers:
+            if number not in pool.numbers:
+                return OPPOSITE if number in any_pool.numbers else UNBACKED
+        for m in _WORD.finditer(seg.text):
+            word = m.group(0)
+            bare = _bare(word)
+            if bare in _FRAME:
+                continue
+            if word[0].isupper():
+                if bare not in pool.words:
+                    return OPPOSITE if bare in any_pool.words else UNBACKED
+            content += 1
+            if _stem(word) in pool.stems:
+                matched += 1
+            elif _stem(word) in any_pool.stems:
+                opposite = True
+    if content == 0 or matched == 0 or 2 * matched < content:
+        return OPPOSITE if opposite else UNBACKED
+    return None
+
+
+def is_grounded(fact: str, evidence: str | Iterable[str]) -> bool:
+    """Is ``fact`` backed by the user's own words (``evidence``), with the same polarity?"""
+    return fact_backing(fact, evidence) is None

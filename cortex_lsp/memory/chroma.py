@@ -98,5 +98,8 @@ class Embedder:
                 self._cache[text] = vec
         return [found[t] for t in texts]
 
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
     async def embed_one(self, text: str) -> list[float]:
         return (await self.embed([text]))[0]

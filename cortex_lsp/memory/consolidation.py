@@ -2,8 +2,10 @@
 
 The model sees only the self-statement clauses of the user's latest message (never the conversation,
 never pasted or quoted material). Whatever it returns is a claim: a fact is kept only if it is a
-durable fact about the user, every name and number in it comes from the user's words, and, when it
-would steer later answers ("the user wants every answer to…"), the user asked it of themselves.
+durable fact about the user, the user's words back it with the same polarity (one check,
+:func:`cortex_lsp.guards.self_talk.fact_backing`: names, numbers and content words, and never the
+opposite of what the user said), and, when it would steer later answers ("the user wants every
+answer to…"), the user asked it of themselves.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortex_lsp.guards.provenance import is_grounded, self_statements
+from cortex_lsp.guards.self_talk import fact_backing, is_grounded, self_statements
 from cortex_lsp.memory import grounding
 from cortex_lsp.models.base import ChatOptions, Message, ModelClient, collect
 
@@ -82,11 +84,12 @@ def judge(fact: str, statements: Sequence[str]) -> Verdict:
     evidence = "\n".join(statements)
     if not grounding.is_durable_user_fact(fact):
         return Verdict(fact, False, "not a durable fact about the user")
-    if not (is_grounded(fact, evidence) and grounding.content_backed(fact, evidence)):
-        return Verdict(fact, False, "not backed by the user's words")
+    why_not = fact_backing(fact, evidence)
+    if why_not is not None:
+        return Verdict(fact, False, why_not)
     if grounding.is_instruction_shaped(fact):
         standing = [s for s in statements if grounding.is_standing_request(s) or _prefers(s)]
-        if not standing or not grounding.content_backed(fact, standing):
+        if not standing or not is_grounded(fact, standing):
             return Verdict(fact, False, "an instruction the user did not ask of themselves")
     return Verdict(fact, True)
 

@@ -1,7 +1,8 @@
 """Document search over the workspace: structure-aware chunks, hybrid BM25 + vector ranking, citations.
 
-Chunks (with their line ranges) live in SQLite (``data_dir/docs.db``) for BM25 and in a Chroma
-collection for vectors. A search fuses both rankings by reciprocal rank fusion, so exact identifiers
+Chunks (with their line ranges and text) live in SQLite (``data_dir/docs.db``) for BM25; Chroma holds
+only their vectors and root/path (:class:`~cortex_lsp.memory.vectors.VectorIndex`). A search fuses
+both rankings by reciprocal rank fusion, so exact identifiers
 and error messages (BM25's strength) and paraphrases (the vectors') both find their passage. Files
 are re-indexed when their size/mtime and content hash change; deleted files drop out. Files are
 read only through the path guards (:func:`~cortex_lsp.guards.paths.resolve_in_roots`), so hidden and
@@ -13,17 +14,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cortex_lsp.guards.paths import PathRefused, ResolvedPath, read_text_file, resolve_in_roots
+from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
+from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.memory.bm25 import BM25
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
+from cortex_lsp.memory.erase import connect, scrub_sqlite
+from cortex_lsp.memory.vectors import VectorIndex
 
 DOC_EXTENSIONS = frozenset(
     {
@@ -97,18 +100,24 @@ def _chunk_id(root: str, path: str, n: int) -> str:
 
 
 def default_reader(target: ResolvedPath) -> str:
-    return read_text_file(target, max_bytes=MAX_FILE_BYTES)
+    """A document from an opened folder, read as untrusted (regular file, no link, non-blocking, capped)."""
+    try:
+        text = read_untrusted_text(target.path, max_bytes=MAX_FILE_BYTES, strict=False)
+    except UnsafeFile as exc:
+        raise PathRefused(f"Cannot read {target.relative}: {exc}.") from None
+    if "\x00" in text[:4096]:
+        raise PathRefused(f"Cannot read {target.relative}: it is a binary file.")
+    return text
 
 
 class DocIndex:
-    def __init__(self, db_path: Path, collection: Any, embedder: Embedder) -> None:
+    def __init__(self, db_path: Path, vectors: VectorIndex, embedder: Embedder) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        self.collection = collection
+        self.vectors = vectors
         self.embedder = embedder
         self._lock = threading.Lock()
         self._write = asyncio.Lock()
-        self._db = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(db_path)
         self._db.executescript(
             """
             CREATE TABLE IF NOT EXISTS files (root TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,
@@ -160,13 +169,7 @@ class DocIndex:
                 metas: list[dict[str, Any]] = [
                     {"root": root, "path": rel, "start": c.start_line, "end": c.end_line} for c in chunks
                 ]
-                await asyncio.to_thread(
-                    self.collection.upsert,
-                    ids=ids,
-                    embeddings=vectors,
-                    documents=[c.text for c in chunks],
-                    metadatas=metas,
-                )
+                await self.vectors.upsert(ids, vectors, metas)
                 self._store_chunks(root, rel, ids, chunks)
             self._exec(
                 "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
@@ -208,8 +211,7 @@ class DocIndex:
             ]
             self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
             self._db.execute("DELETE FROM files WHERE root = ? AND path = ?", (root, rel))
-        if ids:
-            await asyncio.to_thread(self.collection.delete, ids=ids)
+        await self.vectors.delete(ids)
         self._generation += 1
 
     def _candidates(self, roots: Sequence[Path], max_files: int = MAX_FILES) -> list[tuple[str, int, int]]:
@@ -367,17 +369,14 @@ class DocIndex:
         where: dict[str, Any] = {"root": roots[0]} if len(roots) == 1 else {"root": {"$in": roots}}
         if path is not None:
             where = {"$and": [where, {"path": path}]}
-        res = await asyncio.to_thread(
-            self.collection.query, query_embeddings=[vec], n_results=n, where=where, include=["distances"]
-        )
-        return list(res["ids"][0]) if res["ids"] else []
+        return [i for i, _ in await self.vectors.query(vec, n, where)]
 
     async def reset(self) -> None:
+        """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""
         async with self._write:
             with self._lock:
-                ids = [r[0] for r in self._db.execute("SELECT id FROM chunks")]
                 self._db.execute("DELETE FROM chunks")
                 self._db.execute("DELETE FROM files")
-            for start in range(0, len(ids), 1000):
-                await asyncio.to_thread(self.collection.delete, ids=ids[start : start + 1000])
+                scrub_sqlite(self._db)
+            await self.vectors.clear()
             self._generation += 1

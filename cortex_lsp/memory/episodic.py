@@ -1,12 +1,15 @@
 """Episodic memory: every message, tool result and answer of every session, in SQLite.
 
-One database file in ``data_dir`` (WAL, ``synchronous=NORMAL``): each turn is its own committed
+One database file in ``data_dir`` (WAL, ``synchronous=NORMAL``, ``secure_delete``): each turn is its own committed
 transaction, so a process killed mid-run (SIGKILL) keeps every turn it had committed (in WAL mode
 NORMAL loses nothing when the process dies; only a power cut may drop the last few turns, and it
 saves an fsync per turn). Sessions are
 tagged with their workspace root. The schema is versioned with ``PRAGMA user_version`` and migrated
 forward on open. Infrastructure errors are stored as ``error`` events, never as assistant turns, and
-are never replayed into a request.
+are never replayed into a request. The same file holds the text of facts and tool-sequence tasks
+(:mod:`cortex_lsp.memory.texts`; Chroma holds only their vectors). Deleting a turn recomputes its
+session's title (the first remaining user turn) and scrubs the file
+(:func:`~cortex_lsp.memory.erase.scrub_sqlite`), so a forgotten turn's text is nowhere on disk.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from cortex_lsp.memory.api import SessionInfo
+from cortex_lsp.memory.erase import connect, scrub_sqlite
 from cortex_lsp.models.base import Message
 
 TurnRole = Literal["user", "assistant", "tool", "error"]
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TITLE_CHARS = 60
 
 
@@ -48,7 +52,19 @@ def _v2(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(last_activity)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(db: sqlite3.Connection) -> None:
+    # The text of facts and tool-sequence tasks moves out of Chroma: erasing it is ours to guarantee.
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS facts (id TEXT PRIMARY KEY, content TEXT NOT NULL, "
+        "session_id TEXT NOT NULL DEFAULT '', source TEXT NOT NULL DEFAULT '', updated REAL NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS procedures (id TEXT PRIMARY KEY, task TEXT NOT NULL, "
+        "tools TEXT NOT NULL, steps INTEGER NOT NULL, updated REAL NOT NULL)"
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 
 
 @dataclass(frozen=True)
@@ -68,10 +84,7 @@ class EpisodicStore:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db = connect(path)
         self._migrate()
 
     def _migrate(self) -> None:
@@ -225,13 +238,55 @@ class EpisodicStore:
         return scored[:limit]
 
     def delete_turn(self, turn_id: int) -> bool:
+        """Delete one turn; its session's title is recomputed and the file scrubbed."""
         with self._lock:
-            cur = self._db.execute("DELETE FROM turns WHERE id = ?", (turn_id,))
-        return cur.rowcount > 0
+            row = self._db.execute("SELECT session_id FROM turns WHERE id = ?", (turn_id,)).fetchone()
+            if row is None:
+                return False
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM turns WHERE id = ?", (turn_id,))
+                first = self._db.execute(
+                    "SELECT content FROM turns WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1",
+                    (row[0],),
+                ).fetchone()
+                title = "" if first is None else " ".join(str(first[0]).split())[:TITLE_CHARS]
+                self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, row[0]))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            scrub_sqlite(self._db)
+        return True
 
     def reset(self) -> None:
+        """Delete every turn, session, fact text and task text; scrub the file."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM turns")
-            self._db.execute("DELETE FROM sessions")
+            for table in ("turns", "sessions", "facts", "procedures"):
+                self._db.execute(f"DELETE FROM {table}")
             self._db.execute("COMMIT")
+            scrub_sqlite(self._db)
+
+    # -- plain access for the text tables (memory.texts) ---------------------------------------------
+    def read(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._db.execute(sql, params).fetchall())
+
+    def write(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """Run ``sql`` for each of ``rows`` in one transaction; returns the rows changed."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                changed = 0
+                for params in rows:
+                    changed += self._db.execute(sql, params).rowcount
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return changed
+
+    def scrub(self) -> None:
+        with self._lock:
+            scrub_sqlite(self._db)

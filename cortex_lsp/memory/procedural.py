@@ -1,23 +1,30 @@
 """Procedural memory: the tool sequences of successful runs, offered back for near-duplicate tasks.
 
-Only tool names are stored and offered (never arguments, outputs or file text). A run whose tool
+Only tool names are stored and offered (never arguments, outputs or file text); the task's text (the
+key for near-duplicates) lives in SQLite, its vector in Chroma (ids and vectors only). A run whose tool
 choice was steered by a file or page, or that was itself hinted by this memory, is never learned:
 the first would let data pick tools for later tasks, the second would reinforce its own hint.
 Hints are offered only for tasks at least ``procedural_min_relevance`` similar (cosine).
+:func:`material_steers` is the other half of "steered": a request that carried a selection, a
+diagnostic or pasted material naming a tool or an action is never learned either, whatever the run did.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
 import time
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from cortex_lsp.guards.provenance import normalize, request_text
 from cortex_lsp.memory.api import ToolPattern
 from cortex_lsp.memory.chroma import Embedder
+from cortex_lsp.memory.texts import TaskText, TaskTexts
+from cortex_lsp.memory.vectors import VectorIndex
 
 _TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_TOOLS = 10
@@ -33,6 +40,42 @@ def clean_tools(tools: list[str], known: set[str] | None = None) -> list[str]:
     return out[:MAX_TOOLS]
 
 
+# Words that name an action a tool could take; a tool's own name and its parts count too.
+ACTION_WORDS = frozenset(
+    """run runs execute exec eval call invoke use fetch download upload browse visit open read write save
+    store create delete remove rm rename move copy search grep find list ls compute calculate install
+    curl wget post send query http https tool tools""".split()
+)
+_TOKEN = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for token in _TOKEN.findall(normalize(text).lower()):
+        out.append(token)
+        if "_" in token:  # fetch_all, os_system: the parts name actions too
+            out.extend(part for part in token.split("_") if part)
+    return out
+
+
+def material_steers(
+    message: str, *, selection: str | None = None, diagnostic: str | None = None, tools: Iterable[str] = ()
+) -> bool:
+    """Did the request carry material (a selection, a diagnostic, or pasted/quoted text in the message)
+    that names a tool (``tools``, or a part of one: ``web_fetch`` → "fetch") or an action verb?
+
+    Such a run is not learned: data could otherwise pick the tools of later tasks. The message's
+    material is what :func:`~cortex_lsp.guards.provenance.request_text` leaves out of the user's words.
+    """
+    names = set(ACTION_WORDS)
+    for tool in tools:
+        names.add(tool.lower())
+        names.update(part for part in tool.lower().split("_") if len(part) > 2)
+    pasted = Counter(_tokens(message)) - Counter(_tokens(request_text(message)))
+    material = list(pasted.elements()) + _tokens(selection or "") + _tokens(diagnostic or "")
+    return any(word in names for word in material)
+
+
 @dataclass(frozen=True)
 class LearnDecision:
     learned: bool
@@ -41,8 +84,11 @@ class LearnDecision:
 
 
 class ProceduralMemory:
-    def __init__(self, collection: Any, embedder: Embedder, *, known_tools: set[str] | None = None) -> None:
-        self.collection = collection
+    def __init__(
+        self, index: VectorIndex, texts: TaskTexts, embedder: Embedder, *, known_tools: set[str] | None = None
+    ) -> None:
+        self.index = index
+        self.texts = texts
         self.embedder = embedder
         self.known_tools = known_tools
 
@@ -70,58 +116,41 @@ class ProceduralMemory:
             return LearnDecision(False, "no task text")
         pid = pattern_id(task)
         vec = await self.embedder.embed_one(task)
-        meta = {"tools": json.dumps(names), "steps": int(max(1, steps)), "updated": time.time()}
-        await asyncio.to_thread(
-            self.collection.upsert, ids=[pid], embeddings=[vec], documents=[task], metadatas=[meta]
-        )
+        await self.texts.put(TaskText(pid, task, json.dumps(names), int(max(1, steps)), time.time()))
+        await self.index.upsert([pid], [vec])
         return LearnDecision(True, id=pid)
 
     async def hints(
         self, task: str, *, min_relevance: float = 0.6, limit: int = 1
     ) -> list[tuple[str, ToolPattern]]:
         """``(id, pattern)`` for stored tasks at least ``min_relevance`` similar to ``task``, best first."""
-        count = await asyncio.to_thread(self.collection.count)
-        if count == 0 or limit <= 0:
+        if limit <= 0:
+            return []
+        count = await self.index.count()
+        if count == 0:
             return []
         vec = await self.embedder.embed_one(task)
-        res = await asyncio.to_thread(
-            self.collection.query,
-            query_embeddings=[vec],
-            n_results=min(limit, count),
-            include=["documents", "distances", "metadatas"],
-        )
+        found = await self.index.query(vec, min(limit, count))
+        rows = await self.texts.get([i for i, _ in found])
         out = []
-        for pid, doc, dist, meta in zip(
-            res["ids"][0],
-            (res.get("documents") or [[]])[0] or [],
-            (res.get("distances") or [[]])[0] or [],
-            (res.get("metadatas") or [[]])[0] or [],
-            strict=False,
-        ):
-            score = max(0.0, 1.0 - float(dist))
-            if score < min_relevance:
+        for pid, score in found:
+            row = rows.get(pid)
+            if row is None or score < min_relevance:
                 continue
             try:
-                tools = clean_tools(list(json.loads(str((meta or {}).get("tools", "[]")))), self.known_tools)
+                tools = clean_tools(list(json.loads(row.tools)), self.known_tools)
             except (json.JSONDecodeError, TypeError):
                 continue
             if tools:
-                steps = int((meta or {}).get("steps", len(tools)))
-                out.append((pid, ToolPattern(task=str(doc), tools=tuple(tools), steps=steps, score=score)))
+                out.append((pid, ToolPattern(task=row.task, tools=tuple(tools), steps=row.steps, score=score)))
         return out
 
     async def all(self) -> list[tuple[str, str, dict[str, Any]]]:
-        res = await asyncio.to_thread(self.collection.get, include=["documents", "metadatas"])
-        return [
-            (i, str(d), dict(m or {}))
-            for i, d, m in zip(
-                res["ids"], res.get("documents") or [], res.get("metadatas") or [], strict=False
-            )
-        ]
+        return [(r.id, r.task, r.metadata) for r in (await self.texts.get()).values()]
 
     async def delete(self, pid: str) -> bool:
-        found = await asyncio.to_thread(self.collection.get, ids=[pid])
-        if not found["ids"]:
+        """Forget one tool sequence: its task text and vector are erased from every file."""
+        if not await self.texts.delete(pid):
             return False
-        await asyncio.to_thread(self.collection.delete, ids=[pid])
+        await self.index.erase([pid])
         return True

@@ -1,4 +1,8 @@
-"""Semantic memory: facts about the user in Chroma, retrieved by relevance into each request.
+"""Semantic memory: facts about the user, retrieved by relevance into each request.
+
+The fact's text lives in SQLite (:class:`~cortex_lsp.memory.texts.FactTexts`), its vector in Chroma
+(:class:`~cortex_lsp.memory.vectors.VectorIndex`, ids and vectors only); forgetting a fact deletes and
+scrubs both.
 
 Facts are keyed by their normalised content (``fact-<sha1>``), so relearning a fact updates it; a fact
 that is a near-duplicate of one already stored (cosine ≥ :data:`NEAR_DUPLICATE`) is not added again.
@@ -7,7 +11,6 @@ What may be learned at all is decided in :mod:`cortex_lsp.memory.consolidation`.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 import time
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex_lsp.memory.chroma import Embedder
+from cortex_lsp.memory.texts import FactText, FactTexts
+from cortex_lsp.memory.vectors import VectorIndex
 
 NEAR_DUPLICATE = 0.92
 
@@ -37,9 +42,15 @@ class StoredFact:
 
 
 class SemanticMemory:
-    def __init__(self, collection: Any, embedder: Embedder) -> None:
-        self.collection = collection
+    def __init__(self, index: VectorIndex, texts: FactTexts, embedder: Embedder) -> None:
+        self.index = index
+        self.texts = texts
         self.embedder = embedder
+
+    @property
+    def collection(self) -> Any:
+        """The Chroma collection of the vectors (benchmarks)."""
+        return self.index.collection
 
     async def add(self, fact: str, *, session_id: str = "", source: str = "consolidation") -> str | None:
         """Store ``fact``; returns its id, or ``None`` when a near-duplicate already holds it."""
@@ -49,11 +60,8 @@ class SemanticMemory:
         nearest = await self._nearest(vec, 1)
         if nearest and nearest[0].id != fid and nearest[0].score >= NEAR_DUPLICATE:
             return None
-        now = time.time()
-        meta: dict[str, Any] = {"session_id": session_id, "source": source, "updated": now}
-        await asyncio.to_thread(
-            self.collection.upsert, ids=[fid], embeddings=[vec], documents=[fact], metadatas=[meta]
-        )
+        await self.texts.put([FactText(fid, fact, session_id, source, time.time())])
+        await self.index.upsert([fid], [vec])
         return fid
 
     async def add_many(self, facts: list[str], *, source: str = "import") -> list[str]:
@@ -62,38 +70,20 @@ class SemanticMemory:
             return []
         vectors = await self.embedder.embed(facts)
         ids = [fact_id(f) for f in facts]
-        metas: list[dict[str, Any]] = [
-            {"session_id": "", "source": source, "updated": time.time()} for _ in facts
-        ]
-        for start in range(0, len(facts), 1000):
-            end = start + 1000
-            await asyncio.to_thread(
-                self.collection.upsert,
-                ids=ids[start:end],
-                embeddings=vectors[start:end],
-                documents=facts[start:end],
-                metadatas=metas[start:end],
-            )
+        now = time.time()
+        await self.texts.put([FactText(i, f, "", source, now) for i, f in zip(ids, facts, strict=True)])
+        await self.index.upsert(ids, vectors)
         return ids
 
     async def _nearest(self, vec: list[float], limit: int) -> list[StoredFact]:
-        # One thread hop, no ``count()``: Chroma (>= 1.0) answers an empty collection or a limit above
-        # the count with fewer results. The extra count cost a second hop + a Rust call per recall.
-        res = await asyncio.to_thread(
-            self.collection.query,
-            query_embeddings=[vec],
-            n_results=limit,
-            include=["documents", "distances", "metadatas"],
-        )
-        if not res["ids"] or not res["ids"][0]:
+        found = await self.index.query(vec, limit)
+        if not found:
             return []
-        ids = res["ids"][0]
-        docs = (res.get("documents") or [[]])[0] or []
-        dists = (res.get("distances") or [[]])[0] or []
-        metas = (res.get("metadatas") or [[]])[0] or []
+        rows = await self.texts.get([i for i, _ in found])
         return [
-            StoredFact(id=i, content=str(d), score=max(0.0, 1.0 - float(s)), metadata=dict(m or {}))
-            for i, d, s, m in zip(ids, docs, dists, metas, strict=False)
+            StoredFact(id=i, content=rows[i].content, score=score, metadata=rows[i].metadata)
+            for i, score in found
+            if i in rows
         ]
 
     async def related(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[StoredFact]:
@@ -104,17 +94,14 @@ class SemanticMemory:
         return [f for f in await self._nearest(vec, limit) if f.score >= min_relevance]
 
     async def all(self) -> list[StoredFact]:
-        res = await asyncio.to_thread(self.collection.get, include=["documents", "metadatas"])
         return [
-            StoredFact(id=i, content=str(d), score=1.0, metadata=dict(m or {}))
-            for i, d, m in zip(
-                res["ids"], res.get("documents") or [], res.get("metadatas") or [], strict=False
-            )
+            StoredFact(id=r.id, content=r.content, score=1.0, metadata=r.metadata)
+            for r in (await self.texts.get()).values()
         ]
 
     async def delete(self, fid: str) -> bool:
-        found = await asyncio.to_thread(self.collection.get, ids=[fid])
-        if not found["ids"]:
+        """Forget one fact: its text and its vector are erased from every file."""
+        if not await self.texts.delete(fid):
             return False
-        await asyncio.to_thread(self.collection.delete, ids=[fid])
+        await self.index.erase([fid])
         return True

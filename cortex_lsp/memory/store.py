@@ -1,4 +1,8 @@
-"""The persistent memory: episodic SQLite + semantic/procedural Chroma + the document index.
+"""The persistent memory: episodic SQLite + semantic/procedural memory + the document index.
+
+Text (turns, facts, tasks, document chunks) lives in our SQLite files; Chroma holds ids and vectors
+only. Forget and reset erase from every file (see docs/storage.md); the data folder is private
+(0700/0600, tightened on open with a message in :attr:`PersistentMemory.notices`).
 
 :class:`PersistentMemory` implements the :class:`~cortex_lsp.memory.api.Memory` protocol. Create it,
 ``await open()``, use it, ``await aclose()``. Consolidation runs as a background task after an
@@ -9,16 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any, Literal
 
 from cortex_lsp.config import Settings
 from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, ToolPattern
-from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client, open_collection
+from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client
 from cortex_lsp.memory.consolidation import Verdict, extract_facts
 from cortex_lsp.memory.docindex import DocIndex
 from cortex_lsp.memory.episodic import EpisodicStore
+from cortex_lsp.memory.erase import scrub_chroma_files
+from cortex_lsp.memory.private import make_private
 from cortex_lsp.memory.procedural import LearnDecision, ProceduralMemory
 from cortex_lsp.memory.semantic import SemanticMemory
+from cortex_lsp.memory.texts import FactText, FactTexts, TaskText, TaskTexts
+from cortex_lsp.memory.vectors import VectorIndex
 from cortex_lsp.models.base import Message, ModelClient, ModelError
 
 log = logging.getLogger(__name__)
@@ -48,21 +57,56 @@ class PersistentMemory:
         self._tasks: set[asyncio.Task[Any]] = set()
         #: the verdicts of the last consolidation per session (what was kept or refused, and why)
         self.last_verdicts: dict[str, list[Verdict]] = {}
+        #: messages for the user from opening the store (e.g. the data folder was tightened)
+        self.notices: list[str] = []
+        self._chroma_lock = asyncio.Lock()
+        self._chroma_dir: Path | None = None
+        self._client: Any = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def open(self) -> PersistentMemory:
-        data = self.settings.data_dir
-        await asyncio.to_thread(data.mkdir, parents=True, exist_ok=True)
+        data = self.settings.data_dir.expanduser()
+        self.notices = await asyncio.to_thread(make_private, data)
         self._episodic = await asyncio.to_thread(EpisodicStore, data / EPISODIC_DB)
-        client = await asyncio.to_thread(get_chroma_client, self.settings)
+        client = self._client = await asyncio.to_thread(get_chroma_client, self.settings)
+        self._chroma_dir = None if self.settings.chroma_host else data / "chroma"
         model = self.settings.embed_model
-        facts = await asyncio.to_thread(open_collection, client, collection_name("facts", model))
-        procs = await asyncio.to_thread(open_collection, client, collection_name("procedures", model))
-        docs = await asyncio.to_thread(open_collection, client, collection_name("docs", model))
-        self._semantic = SemanticMemory(facts, self.embedder)
-        self._procedural = ProceduralMemory(procs, self.embedder, known_tools=self._known_tools)
+
+        def index(kind: str, *, metadata: bool = False) -> VectorIndex:
+            name = collection_name(kind, model)
+            return VectorIndex(client, name, self._chroma_dir, self._chroma_lock, metadata=metadata)
+
+        facts = await asyncio.to_thread(index, "facts")
+        procs = await asyncio.to_thread(index, "procedures")
+        docs = await asyncio.to_thread(index, "docs", metadata=True)
+        self._semantic = SemanticMemory(facts, FactTexts(self._episodic), self.embedder)
+        self._procedural = ProceduralMemory(procs, TaskTexts(self._episodic), self.embedder,
+                                            known_tools=self._known_tools)
         self._docs = DocIndex(data / DOCS_DB, docs, self.embedder)
+        await self._move_legacy_text()
+        await self._drop_orphan_vectors()
         return self
+
+    async def _move_legacy_text(self) -> None:
+        """An older Cortex kept text in Chroma: move it to SQLite and rebuild the collections without it."""
+        for rec in await self.semantic.index.take_legacy_text():
+            meta = rec.metadata
+            await self.semantic.texts.put([FactText(rec.id, rec.document, str(meta.get("session_id", "")),
+                                                    str(meta.get("source", "")), float(meta.get("updated", 0.0)))])
+        for rec in await self.procedural.index.take_legacy_text():
+            meta = rec.metadata
+            await self.procedural.texts.put(TaskText(rec.id, rec.document, str(meta.get("tools", "[]")),
+                                                     int(meta.get("steps", 1)), float(meta.get("updated", 0.0))))
+        await self.doc_index.vectors.take_legacy_text()  # docs.db has the chunk text already
+
+    async def _drop_orphan_vectors(self) -> None:
+        """A vector whose text is gone (a forget cut short) is erased too."""
+        pairs = ((self.semantic.index, self.semantic.texts), (self.procedural.index, self.procedural.texts))
+        for index, texts in pairs:
+            known = set(await texts.get())
+            orphans = [i for i in await index.ids() if i not in known]
+            if orphans:
+                await index.erase(orphans)
 
     async def aclose(self) -> None:
         await self.wait_idle()
@@ -70,6 +114,8 @@ class PersistentMemory:
             self._episodic.close()
         if self._docs is not None:
             self._docs.close()
+        # files Chroma created in a process without the server's umask are tightened too
+        await asyncio.to_thread(make_private, self.settings.data_dir.expanduser())
 
     async def wait_idle(self) -> None:
         """Wait for background consolidation to finish."""
@@ -249,14 +295,28 @@ class PersistentMemory:
         return False
 
     async def reset(self) -> None:
-        """Delete all memory: chat history, facts, tool sequences and the document index."""
+        """Delete all memory: chat history, facts, tool sequences and the document index, from every file.
+
+        Collections Cortex made for other embedding models go too.
+        """
         await self.wait_idle()
         await asyncio.to_thread(self.episodic.reset)
-        for store in (self.semantic, self.procedural):
-            ids = (await asyncio.to_thread(store.collection.get, include=[]))["ids"]
-            for start in range(0, len(ids), 1000):
-                await asyncio.to_thread(store.collection.delete, ids=ids[start : start + 1000])
+        await self.semantic.index.clear()
+        await self.procedural.index.clear()
         await self.doc_index.reset()
+        current = {self.semantic.index.name, self.procedural.index.name, self.doc_index.vectors.name}
+        async with self._chroma_lock:
+            await asyncio.to_thread(self._drop_other_collections, current)
+        self.last_verdicts.clear()
+        self.embedder.clear_cache()
+
+    def _drop_other_collections(self, keep: set[str]) -> None:
+        for col in self._client.list_collections():
+            name = col if isinstance(col, str) else getattr(col, "name", "")
+            if name.startswith("cortex_") and name not in keep:
+                self._client.delete_collection(name)
+        if self._chroma_dir is not None:
+            scrub_chroma_files(self._chroma_dir)
 
 
 def _scalars(meta: dict[str, Any]) -> dict[str, str | int | float]:

@@ -60,6 +60,8 @@ class ChatOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     num_ctx: int | None = None
+    #: force a call of this tool (constrained decoding where the server supports it); tools must be offered
+    tool_choice: str | None = None
 
 
 class ModelError(Exception):

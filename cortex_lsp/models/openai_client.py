@@ -134,6 +134,30 @@ def messages_to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
+def chatml_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Messages for a plain ChatML template (llama.cpp's ``chatml``: one system turn, user and assistant).
+
+    Every system message is folded into the first (the template keeps only one); a tool result
+    becomes a user turn (it is already labelled ``[tool result]``, as data); an assistant turn's tool
+    calls are written into its text. Text is passed on as it is: nothing is escaped.
+    """
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            wire.append({"role": "user", "content": message.content})
+            continue
+        content = message.content
+        if message.tool_calls:
+            calls = "\n".join(f"[called {c.name} {json.dumps(c.arguments, ensure_ascii=False)}]"
+                              for c in message.tool_calls)
+            content = f"{content}\n{calls}".strip()
+        wire.append({"role": message.role, "content": content})
+    return wire
+
+
 def _schema_instruction(schema: dict[str, Any] | Literal["json"]) -> str:
     if schema == "json":
         return "Answer with one JSON object only, no prose."
@@ -227,21 +251,29 @@ class OpenAIClient:
                           f"{exc.__class__.__name__}.")
 
     # -- chat ------------------------------------------------------------------------------------
+    def _wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The messages as this server takes them (a subclass may fold roles its template lacks)."""
+        return messages_to_wire(messages)
+
     def _body(self, messages: Sequence[Message], model: str, tools: Sequence[ToolSpec] | None,
               format: dict[str, Any] | Literal["json"] | None, options: ChatOptions | None,
               use_format: bool) -> dict[str, Any]:
-        wire = messages_to_wire(messages)
+        if format is not None and not use_format:
+            messages = [*messages, Message("system", _schema_instruction(format))]
+        wire = self._wire(messages)
         body: dict[str, Any] = {"model": model, "messages": wire, "stream": True}
         if tools and model not in self._no_tools:
             body["tools"] = [_tool_wire(t) for t in tools]
-            body["tool_choice"] = "auto"
+            forced = options.tool_choice if options else None
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": forced}}
+                if forced and any(t.name == forced for t in tools) else "auto"
+            )
         if format is not None:
             if use_format:
                 body["response_format"] = (
                     {"type": "json_object"} if format == "json" else {"type": "json_object", "schema": format}
                 )
-            else:
-                body["messages"] = [*wire, {"role": "system", "content": _schema_instruction(format)}]
         if options:
             if options.temperature is not None:
                 body["temperature"] = options.temperature

@@ -18,7 +18,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
-from cortex_lsp.config import Settings, load_settings
+from cortex_lsp.config import LoadedSettings, Settings, load_settings
 from cortex_lsp.memory.api import InProcessMemory, Memory
 from cortex_lsp.models.base import ModelClient
 from cortex_lsp.server.edits import LspEditSink
@@ -38,17 +38,22 @@ class CortexProtocol(LanguageServerProtocol):
         return self._server  # type: ignore[return-value]
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # An executeCommand in flight is ours from the moment it arrived: the run stops (or never
+        # starts) and the request answers with the truthful result, not pygls' bare "canceled".
         if self._cortex.runs.cancel_by_msg(msg_id):
             return
         super()._handle_cancel_notification(msg_id)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
-        self._cortex.command_tokens[self.msg_id] = params.work_done_token
+        msg_id = self.msg_id
+        self._cortex.command_tokens[msg_id] = params.work_done_token
+        self._cortex.runs.arrive(msg_id, params.work_done_token)  # before any await: a cancel can find it
         try:
             result = yield from super().lsp_workspace__execute_command(params)
         finally:
-            self._cortex.command_tokens.pop(self.msg_id, None)
+            self._cortex.command_tokens.pop(msg_id, None)
+            self._cortex.runs.depart(msg_id)
         return result
 
 
@@ -73,6 +78,13 @@ class CortexServer(LanguageServer):
         self.editor_settings: dict[str, Any] = {}
         self._services: dict[str, Any] = {}
 
+    # -- transport -------------------------------------------------------------------------------
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """stdio through our one reader (server/transport.py): on the loop, resynchronising on bad frames."""
+        from cortex_lsp.server.transport import serve_stdio
+
+        serve_stdio(self, stdin, stdout)
+
     # -- settings --------------------------------------------------------------------------------
     @property
     def settings(self) -> Settings:
@@ -81,7 +93,12 @@ class CortexServer(LanguageServer):
     def reload_settings(self, editor: dict[str, Any] | None = None) -> list[str]:
         if editor is not None:
             self.editor_settings = editor
-        self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
+        try:
+            self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
+        except Exception as exc:  # load_settings never raises by design; if it ever does, defaults + one message
+            log.exception("settings could not be loaded")
+            self.loaded = LoadedSettings(Settings(), [f"settings could not be loaded ({exc.__class__.__name__}); "
+                                                      "using the defaults."])
         messages = list(self.loaded.messages)
         data_dir = self.settings.data_dir.expanduser().resolve()
         if any(_within(data_dir, root) for root in self.roots):
@@ -154,6 +171,8 @@ class CortexServer(LanguageServer):
                 settings = settings.model_copy(update={"embed_model": served})
             memory = PersistentMemory(settings, model)
             await memory.open()
+            for notice in memory.notices:  # e.g. the data folder was readable by others and was tightened
+                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=notice))
             return memory  # type: ignore[no-any-return]
         except Exception as exc:
             log.warning("persistent memory unavailable, keeping turns in this process: %s", exc)

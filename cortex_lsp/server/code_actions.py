@@ -3,7 +3,10 @@
 No model call and no I/O beyond the open document: this answers in well under a millisecond, even
 while an agent run streams. Full ``CodeAction`` s with the command inline (no ``codeAction/resolve``).
 The block under the cursor is the selection, or the enclosing function/class (Python via ``ast``,
-other languages by indentation and brackets).
+other languages by indentation and brackets). Explain/Run are offered only where they help: on a
+selection, inside a function or class (or a top-level Python block such as ``if __name__ ==
+"__main__":``); prose files (Markdown, plain text) only on a selection. "Explain this error" is
+offered on a diagnostic, anywhere.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from lsprotocol import types
 KIND_EXPLAIN = types.CodeActionKind.Empty
 KIND_RUN = types.CodeActionKind.Empty
 KIND_ERROR = types.CodeActionKind.QuickFix
+MAX_PARSE_CHARS = 1024 * 1024  # larger documents are not parsed on a cursor move: actions on a selection only
+MAX_DIAGNOSTIC_ACTIONS = 20
+MAX_DIAGNOSTIC_MESSAGE = 8192  # what cortex.explain accepts
 
 
 @dataclass(frozen=True)
@@ -113,17 +119,37 @@ def enclosing_by_shape(lines: list[str], line: int) -> LineSpan | None:
     return LineSpan(start, end) if end > start else None
 
 
-def target_range(source: str, language: str, rng: types.Range) -> types.Range:
-    """The selection, or the enclosing block of the cursor, or the cursor's line."""
+_PROSE_LANGUAGES = frozenset({"markdown", "plaintext", "text", "restructuredtext", "asciidoc", "latex", "tex"})
+_PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".tex")
+_PY_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+def _top_level_python_block(source: str, line: int) -> LineSpan | None:
+    """The top-level compound statement (``if __name__ == "__main__":``, a loop, ``with``…) around ``line``."""
+    tree = _parse_python(source)
+    if tree is None:
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, _PY_BLOCKS) and stmt.lineno - 1 <= line <= (stmt.end_lineno or stmt.lineno) - 1:
+            return LineSpan(stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1)
+    return None
+
+
+def block_range(source: str, language: str, uri: str, rng: types.Range) -> types.Range | None:
+    """Where Explain/Run help: the selection, or the block around the cursor; None on a plain line."""
     if not _is_empty(rng):
         return rng
+    if len(source) > MAX_PARSE_CHARS:
+        return None  # size before parse: a huge document gets actions on a selection only
+    if language in _PROSE_LANGUAGES or uri.lower().endswith(_PROSE_SUFFIXES):
+        return None
     lines = source.split("\n")
-    span = enclosing_python(source, rng.start.line) if language == "python" else None
-    if span is None:
+    if language == "python":
+        span = enclosing_python(source, rng.start.line) or _top_level_python_block(source, rng.start.line)
+    else:
         span = enclosing_by_shape(lines, rng.start.line)
     if span is None:
-        line = min(rng.start.line, max(len(lines) - 1, 0))
-        span = LineSpan(line, line)
+        return None
     end_text = lines[span.end] if span.end < len(lines) else ""
     return types.Range(start=types.Position(span.start, 0), end=types.Position(span.end, len(end_text)))
 
@@ -141,20 +167,22 @@ def code_actions(uri: str, source: str, language: str, params: types.CodeActionP
     if not uri.startswith("file:"):
         return []
     only = params.context.only
-    rng = target_range(source, "python" if _is_python(uri, language) else language, params.range)
+    block = block_range(source, "python" if _is_python(uri, language) else language, uri, params.range)
     actions: list[types.CodeAction] = []
 
     def wanted(kind: str) -> bool:
         return not only or any(kind == k or kind.startswith(f"{k}.") or k == "" for k in only)
 
-    if wanted(KIND_EXPLAIN):
+    if block is not None and wanted(KIND_EXPLAIN):
+        rng = block
         actions.append(types.CodeAction(
             title="Cortex: Explain this",
             kind=KIND_EXPLAIN,
             command=types.Command(title="Cortex: Explain this", command="cortex.explain",
                                   arguments=[{"uri": uri, "range": _range_json(rng)}]),
         ))
-    if _is_python(uri, language) and wanted(KIND_RUN):
+    if block is not None and _is_python(uri, language) and wanted(KIND_RUN):
+        rng = block
         actions.append(types.CodeAction(
             title="Cortex: Run this",
             kind=KIND_RUN,
@@ -162,8 +190,9 @@ def code_actions(uri: str, source: str, language: str, params: types.CodeActionP
                                   arguments=[{"uri": uri, "range": _range_json(rng)}]),
         ))
     if wanted(KIND_ERROR):
-        for diag in params.context.diagnostics:
-            diag_json: dict[str, object] = {"message": diag.message, "range": _range_json(diag.range)}
+        for diag in params.context.diagnostics[:MAX_DIAGNOSTIC_ACTIONS]:
+            diag_json: dict[str, object] = {"message": diag.message[:MAX_DIAGNOSTIC_MESSAGE],
+                                            "range": _range_json(diag.range)}
             if diag.source:
                 diag_json["source"] = diag.source
             if diag.code is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord, Selection
-from cortex_lsp.guards.paths import PathRefused, read_text_file, resolve_in_roots
+from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, resolve_in_roots
+from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.models.base import ModelError
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.server.app import CortexServer
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 # so ``initialize`` does not wait for it.
 
 log = logging.getLogger("cortex.commands")
+MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
     "cortex.ask",
@@ -62,9 +65,14 @@ def _document_text(ls: CortexServer, uri: str, field: str = "uri") -> tuple[str,
         raise JsonRpcInvalidParams(f"{field}: cannot map {uri!r} to a file")
     try:
         target = resolve_in_roots(str(path), ls.roots, protected=ls.protected_dirs(), must_exist=True)
-        return read_text_file(target), target.path, ""
+        text = read_untrusted_text(target.path, max_bytes=MAX_READ_BYTES, strict=False)
     except PathRefused as exc:
         raise JsonRpcInvalidParams(f"{field}: {exc}") from None
+    except (UnsafeFile, OSError) as exc:  # a FIFO, a device, a directory, a huge file: refused, never read
+        raise JsonRpcInvalidParams(f"{field}: cannot read {target.relative}: {exc}") from None
+    if "\x00" in text[:4096]:
+        raise JsonRpcInvalidParams(f"{field}: {target.relative} is a binary file")
+    return text, target.path, ""
 
 
 def _slice(text: str, rng: RangeArg | None) -> tuple[str, int, int]:
@@ -87,13 +95,20 @@ def _slice(text: str, rng: RangeArg | None) -> tuple[str, int, int]:
     return chunk, start.line, end_line
 
 
-def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None) -> Selection | None:
+def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None, notes: list[str] | None = None
+               ) -> Selection | None:
+    """The selected text, capped at MAX_SELECTION_BYTES before it can reach a model (``notes`` says so)."""
     if not uri:
         if rng is not None:
             raise JsonRpcInvalidParams("range: needs uri")
         return None
     text, path, language = _document_text(ls, uri)
     chunk, first, last = _slice(text, rng)
+    if len(chunk) > MAX_SELECTION_BYTES // 4 and len(encoded := chunk.encode("utf-8")) > MAX_SELECTION_BYTES:
+        chunk = encoded[:MAX_SELECTION_BYTES].decode("utf-8", errors="ignore")
+        if notes is not None:
+            notes.append(f"The selection was truncated to its first {MAX_SELECTION_BYTES // 1024} KB "
+                         f"(it was {len(encoded) // 1024} KB); the answer covers only that part.")
     return Selection(uri=uri, text=chunk, path=path, language=language, start_line=first, end_line=last)
 
 
@@ -115,8 +130,9 @@ async def agent_deps(ls: CortexServer) -> AgentDeps:
                      workspace=LspWorkspace(ls), edits=ls.edits)
 
 
-def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-untyped-def]
+def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None):  # type: ignore[no-untyped-def]
     async def body(emit: Emit, record: RunRecord) -> AgentResult:
+        record.notes.extend(notes or ())
         try:
             deps = await agent_deps(ls)
         except ModelError as exc:
@@ -127,17 +143,22 @@ def _agent_body(ls: CortexServer, request: AgentRequest):  # type: ignore[no-unt
         record.model = getattr(info, "chat_model", None) or ""
         from cortex_lsp.agent.kernel import AgentKernel
 
-        return await AgentKernel(deps).run(request, emit, record)
+        result = await AgentKernel(deps).run(request, emit, record)
+        for note in notes or ():  # the answer itself says what it did not see
+            emit(AgentEvent("token", {"value": f"\n\n({note})"}))
+            result.answer = f"{result.answer.rstrip()}\n\n({note})"
+        return result
 
     return body
 
 
-async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool) -> dict[str, Any]:
+async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool,
+                     notes: list[str] | None = None) -> dict[str, Any]:
     msg_id = ls.protocol.msg_id
     return await ls.runs.execute(
         title=title,
         session_id=request.session_id,
-        body=_agent_body(ls, request),
+        body=_agent_body(ls, request, notes),
         wait=wait,
         work_done_token=ls.command_tokens.get(msg_id),
         msg_id=msg_id,
@@ -146,29 +167,35 @@ async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: 
 
 async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.ask", AskArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    notes: list[str] = []
+    selection = _selection(ls, a.uri, a.range, notes)
     request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
                            selection=selection, orchestration=a.orchestration, mode="ask")
-    return await _run_agent(ls, "Cortex: Ask", request, a.wait)
+    return await _run_agent(ls, "Cortex: Ask", request, a.wait, notes)
 
 
 async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.explain", ExplainArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    notes: list[str] = []
+    selection = _selection(ls, a.uri, a.range, notes)
     diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
     message = "Explain this error." if diagnostic else "Explain this code."
     request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
                            diagnostic=diagnostic, mode="explain")
-    return await _run_agent(ls, "Cortex: Explain", request, a.wait)
+    return await _run_agent(ls, "Cortex: Explain", request, a.wait, notes)
 
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.run", RunArgs, args)
-    selection = _selection(ls, a.uri, a.range)
+    # slicing a very large document is real work: off the event loop (code actions keep answering)
+    selection = await asyncio.to_thread(_selection, ls, a.uri, a.range)
     assert selection is not None
     from cortex_lsp.server import services
+    from cortex_lsp.tools.block_definitions import with_definitions
 
-    return await services.run_code(ls, selection.text)
+    # the block runs with the definitions it uses from the same file (tools/block_definitions.py)
+    block = with_definitions(_document_text(ls, a.uri)[0], selection.start_line, selection.end_line, selection.text)
+    return await services.run_code(ls, block.code)
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from cortex_lsp.server.capabilities import (
     supports_document_changes,
 )
 from cortex_lsp.server.documents import open_document
+from cortex_lsp.tools.user_wait import waiting_for_user
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -72,17 +73,11 @@ class LspEditSink:
         if edit is None:
             return EditOutcome(uri=uri, kind=kind, applied=False,
                                reason="Not written: this editor cannot create files through workspace edits.")
-        try:
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=label)
-            )
-        except Exception as exc:
-            log.warning("applyEdit failed: %s", exc)
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"The editor did not apply the edit: {exc}")
-        if not result.applied:
-            why = result.failure_reason or "the editor declined it"
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"Not written: {why}.")
-        return EditOutcome(uri=uri, kind=kind, applied=True)
+        # never sent after a cancel; if the run is cancelled while the editor applies it, the outcome is
+        # still recorded. The user's review is bounded by cancel, not by the tool time-out.
+        with waiting_for_user():
+            return await self.server.runs.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label),
+                                                     uri=uri, kind=kind)
 
     def _open_text(self, uri: str) -> str | None:
         doc = open_document(self.server, uri)

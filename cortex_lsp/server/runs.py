@@ -4,6 +4,12 @@ Each run is an asyncio task with a :class:`~cortex_lsp.agent.types.RunRecord` fi
 run is cancelled by ``window/workDoneProgress/cancel`` (its progress token) or ``$/cancelRequest``
 (the executeCommand request that started it); the task is cancelled at its next await and the result
 says ``stop_reason: cancelled``. Writes are single ``applyEdit`` requests, so nothing is half-done.
+
+Every executeCommand gets a :class:`Ticket` the moment it arrives (before any await), keyed by its
+request id and ``workDoneToken``: a cancel that comes before the run has started marks the ticket,
+and the run then never starts. No ``applyEdit`` is sent for a cancelled run, and an ``applyEdit``
+already sent is awaited (shielded) so its outcome lands in the result: ``edits`` lists what the
+editor applied, even when the cancel arrived while it was applying.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from cortex_lsp.agent.types import AgentResult, RunRecord
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
 
@@ -30,6 +36,10 @@ log = logging.getLogger("cortex.runs")
 RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
 
 
+# How long a cancelled run waits for the editor's answer to an applyEdit it already sent.
+SETTLE_SECONDS = 10.0
+
+
 @dataclass
 class Run:
     run_id: str
@@ -37,6 +47,17 @@ class Run:
     task: asyncio.Task[AgentResult] | None = None
     msg_id: Any = None
     tokens: set[types.ProgressToken] = field(default_factory=set)
+    cancelled: bool = False
+
+
+@dataclass
+class Ticket:
+    """One executeCommand in flight, registered when the request arrives."""
+
+    msg_id: Any
+    token: types.ProgressToken | None
+    cancelled: bool = False
+    run: Run | None = None
 
 
 class RunManager:
@@ -45,7 +66,33 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._by_token: dict[types.ProgressToken, str] = {}
         self._by_msg: dict[Any, str] = {}
+        self._tickets: dict[Any, Ticket] = {}
+        self._ticket_tokens: dict[types.ProgressToken, Ticket] = {}
         self._background: set[asyncio.Task[Any]] = set()
+
+    # -- tickets: registered by the protocol when executeCommand arrives, before any await ---------
+    def arrive(self, msg_id: Any, token: types.ProgressToken | None) -> None:
+        ticket = Ticket(msg_id=msg_id, token=token)
+        if msg_id is not None:
+            self._tickets[msg_id] = ticket
+        if token is not None:
+            self._ticket_tokens[token] = ticket
+
+    def depart(self, msg_id: Any) -> None:
+        ticket = self._tickets.pop(msg_id, None)
+        if ticket is not None and ticket.token is not None and self._ticket_tokens.get(ticket.token) is ticket:
+            del self._ticket_tokens[ticket.token]
+
+    def _cancel_ticket(self, ticket: Ticket) -> bool:
+        ticket.cancelled = True
+        if ticket.run is not None:
+            self.cancel(ticket.run.run_id)
+        log.info("cancel received for request %r", ticket.msg_id)
+        return True
+
+    def is_cancelled(self, run_id: str | None) -> bool:
+        run = self._runs.get(run_id or "")
+        return run is not None and run.cancelled
 
     # -- bookkeeping used by RunStream and the protocol --------------------------------------------
     def bind_token(self, token: types.ProgressToken, run_id: str) -> None:
@@ -55,20 +102,49 @@ class RunManager:
         self._by_token.pop(token, None)
 
     def cancel_by_token(self, token: types.ProgressToken) -> bool:
+        ticket = self._ticket_tokens.get(token)
+        if ticket is not None:
+            return self._cancel_ticket(ticket)
         run_id = self._by_token.get(token)
         return self.cancel(run_id) if run_id else False
 
     def cancel_by_msg(self, msg_id: Any) -> bool:
+        """``$/cancelRequest``: True when the request is ours (it then answers with the run's result)."""
+        ticket = self._tickets.get(msg_id)
+        if ticket is not None:
+            return self._cancel_ticket(ticket)
         run_id = self._by_msg.get(msg_id)
         return self.cancel(run_id) if run_id else False
 
     def cancel(self, run_id: str) -> bool:
         run = self._runs.get(run_id)
-        if run is None or run.task is None or run.task.done():
+        if run is None:
             return False
+        run.cancelled = True
+        if run.task is None or run.task.done():
+            return True
         log.info("cancelling run", extra={"run_id": run_id})
         run.task.cancel()
         return True
+
+    # -- the one applyEdit call: never after a cancel, and its outcome always recorded -------------
+    async def apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
+        run = self._runs.get(run_id_var.get() or "")
+        if run is not None and run.cancelled:
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not sent: the run was cancelled.")
+        future = asyncio.ensure_future(self.server.workspace_apply_edit_async(params))
+        try:
+            result = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # Cancelled while the editor applies it: wait (bounded) for its answer, so the result is true.
+            outcome = await _settle(future, uri, kind)
+            if run is not None:
+                run.record.edits.append(outcome)
+            raise
+        except Exception as exc:
+            log.warning("applyEdit failed: %s", exc)
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"The editor did not apply the edit: {exc}")
+        return _outcome(result, uri, kind)
 
     @property
     def active(self) -> int:
@@ -81,6 +157,10 @@ class RunManager:
         record = RunRecord(session_id=session_id)
         run = Run(run_id=run_id, record=record, msg_id=msg_id)
         self._runs[run_id] = run
+        ticket = self._tickets.get(msg_id) if msg_id is not None and wait else None
+        if ticket is not None:
+            ticket.run = run
+            run.cancelled = ticket.cancelled
         if msg_id is not None and wait:
             self._by_msg[msg_id] = run_id
         coro = self._drive(run, title, body, work_done_token if wait else None)
@@ -96,6 +176,9 @@ class RunManager:
         run_id_var.set(run.run_id)
         try:
             async with RunStream(self.server, run.run_id, title, token) as stream:
+                if run.cancelled:  # cancelled before it started (or while the progress token was created)
+                    run.record.notes.append("Cancelled before the run started; nothing was done.")
+                    return self._finish(run, stream, run.record.result("cancelled"))
                 run.task = asyncio.create_task(body(stream.event, run.record))
                 try:
                     result = await asyncio.shield(run.task)
@@ -112,16 +195,20 @@ class RunManager:
                     log.exception("run failed")
                     stream.event(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
                     result = run.record.result("error", answer=f"Cortex hit an internal error: {exc}")
-                payload = result.as_dict()
-                payload["run_id"] = run.run_id
-                stream.set_summary(_summary(result))
-                stream.flush()
-                stream.notify("done", payload)
-                return payload
+                return self._finish(run, stream, result)
         finally:
             self._runs.pop(run.run_id, None)
             if run.msg_id is not None:
                 self._by_msg.pop(run.msg_id, None)
+
+    @staticmethod
+    def _finish(run: Run, stream: RunStream, result: AgentResult) -> dict[str, Any]:
+        payload = result.as_dict()
+        payload["run_id"] = run.run_id
+        stream.set_summary(_summary(result))
+        stream.flush()
+        stream.notify("done", payload)
+        return payload
 
     async def aclose(self) -> None:
         for run in list(self._runs.values()):
@@ -129,6 +216,32 @@ class RunManager:
                 run.task.cancel()
         for task in list(self._background):
             task.cancel()
+
+
+async def _settle(future: asyncio.Future[Any], uri: str, kind: EditKind) -> EditOutcome:
+    """The outcome of an applyEdit already sent, waiting at most SETTLE_SECONDS through further cancels."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_SECONDS
+    while not future.done() and loop.time() < deadline:
+        try:
+            await asyncio.wait({future}, timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            continue
+    if not future.done():
+        future.cancel()
+        return EditOutcome(uri=uri, kind=kind, applied=False,
+                           reason="Unknown: the run was cancelled and the editor had not answered the edit "
+                                  f"within {SETTLE_SECONDS:g} s; check the file.")
+    if future.cancelled() or future.exception() is not None:
+        return EditOutcome(uri=uri, kind=kind, applied=False, reason="The editor did not apply the edit.")
+    return _outcome(future.result(), uri, kind)
+
+
+def _outcome(result: Any, uri: str, kind: EditKind) -> EditOutcome:
+    if not getattr(result, "applied", False):
+        why = getattr(result, "failure_reason", None) or "the editor declined it"
+        return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"Not written: {why}.")
+    return EditOutcome(uri=uri, kind=kind, applied=True)
 
 
 def _summary(result: AgentResult) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError
 
 from cortex_lsp.tools.registry import ToolRegistry
@@ -46,16 +48,23 @@ def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistr
 
 
 async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
-    """``cortex.run``: the runnability check (no model call), then the sandbox."""
+    """``cortex.run``: the size limit (before anything reads the code), the runnability check (no model
+    call, off the event loop), then the sandbox. Without OS isolation the result carries a ``warning``,
+    and the session's first such run also shows it as a message (no silent downgrade)."""
+    from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, too_long_message
+
+    not_run: dict[str, Any] = {"ran": False, "stdout": "", "stderr": "", "value": None, "error": None,
+                               "duration_ms": 0.0, "backend": None, "isolation": None, "notes": []}
+    if len(code) > MAX_CODE_CHARS:
+        return {**not_run, "reason": too_long_message()}
     try:
         from cortex_lsp.agent.runnability import cannot_run_reply
     except ImportError:
         cannot_run_reply = None  # type: ignore[assignment]
     if cannot_run_reply is not None:
-        reason = cannot_run_reply(code)
+        reason = await asyncio.to_thread(cannot_run_reply, code)
         if reason:
-            return {"ran": False, "reason": reason, "stdout": "", "stderr": "", "value": None, "error": None,
-                    "duration_ms": 0.0, "backend": None, "isolation": None}
+            return {**not_run, "reason": reason}
     pool = sandbox_pool(ls)
     if pool is None:
         raise JsonRpcInternalError("cortex.run is not available yet: the Python sandbox is not installed.")
@@ -63,4 +72,10 @@ async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
     payload = dataclasses.asdict(result)
     payload["ran"] = not result.refused
     payload["reason"] = result.error if result.refused else None
+    plan = await pool.isolation()
+    payload["warning"] = plan.warning
+    if plan.warning and not ls.service("sandbox_warned"):
+        ls.set_service("sandbox_warned", True)
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                       message=f"Cortex: Run this: {plan.warning}"))
     return payload

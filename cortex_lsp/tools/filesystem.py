@@ -340,7 +340,7 @@ class WriteFileTool(BaseTool):
         outcome = await context.edits.propose(request)
         if not outcome.applied:
             reason = outcome.reason or "the editor declined the edit"
-            return self.fail(f"Not written: {reason}", edits=[outcome])
+            return self.fail(f"Not written: {reason.removeprefix('Not written: ')}", edits=[outcome])
         verb = "Replaced" if exists else "Created"
         size = len(str(arguments["content"]).encode("utf-8"))
         return self.ok(

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cortex_lsp.guards.workspace_files import check_regular_file
 from cortex_lsp.tools.base import BaseTool
 
+MAX_PLUGIN_BYTES = 1024 * 1024  # a plugin is a small module; a FIFO or a huge file is not imported
 log = logging.getLogger("cortex.plugins")
 
 
@@ -70,6 +72,7 @@ def load_plugins(
             continue
         module_name = f"cortex_user_plugin_{path.stem}"
         try:
+            check_regular_file(path, max_bytes=MAX_PLUGIN_BYTES, follow_symlinks=True)
             spec = importlib.util.spec_from_file_location(module_name, path)
             if spec is None or spec.loader is None:
                 raise ImportError("no loader")

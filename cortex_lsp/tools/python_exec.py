@@ -3,6 +3,12 @@
 The tool only formats; every rule (allowed imports, guarded attributes, read-only ``open()`` in the
 roots, limits, isolation) is enforced by :mod:`cortex_lsp.tools.sandbox`. A refusal is a failed result
 with ``data["refused"] = True`` so the agent can stop instead of retrying forbidden code.
+
+Two rules of its own: code over the sandbox's size limit is refused before anything reads it (no parse
+for the argument repair), and under ``sandbox_isolation: auto`` without bubblewrap the model may not run
+code at all (:attr:`~cortex_lsp.tools.sandbox.isolation.IsolationPlan.model_code_allowed`): only the
+user's own "Run this" (``cortex.run``) runs then, with a warning. Whether the tool is offered at all
+is the plan guards' decision (:func:`~cortex_lsp.agent.plan_guards.python_allowed`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
-from cortex_lsp.tools.sandbox.pool import SandboxPool, SandboxResult
+from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, SandboxPool, SandboxResult, too_long_message
 
 _ESCAPED_NEWLINES = re.compile(r"(?:\\r)?\\n")
 _ESCAPED_QUOTES = re.compile(r'\\(["\'])')
@@ -24,6 +30,8 @@ def repair_code(code: str) -> str:
     Only when the code does not parse as written and the repaired text does (so string literals that
     really hold ``\\n`` are left alone).
     """
+    if len(code) > MAX_CODE_CHARS:
+        return code  # never parsed: the sandbox refuses it by its size
     if _parses(code) or ("\\n" not in code and '\\"' not in code and "\\'" not in code):
         return code
     candidate = code
@@ -88,8 +96,17 @@ class PythonExecTool(BaseTool):
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         code = str(arguments.get("code", ""))
+        if len(code) > MAX_CODE_CHARS:
+            return self.fail(too_long_message(), data={"refused": True})
         if not code.strip():
             return self.fail("No code was given.")
+        plan = await self._pool.isolation()
+        if not plan.model_code_allowed:
+            reason = (
+                f"Not run: {plan.warning or plan.detail} Without it, code runs only when the user runs it "
+                "themselves (Cortex: Run this); the model may not run code on its own."
+            )
+            return self.fail(reason, data={"refused": True, "isolation": plan.label})
         result = await self._pool.run(code, roots=list(context.workspace.roots))
         data = {
             "stdout": result.stdout,

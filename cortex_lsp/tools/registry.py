@@ -11,6 +11,7 @@ import jsonschema
 
 from cortex_lsp.models.base import ToolSpec
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.user_wait import tool_time_limit
 
 
 class ToolRegistry:
@@ -52,7 +53,9 @@ class ToolRegistry:
             return tool.fail(f"Invalid arguments for {name} ({where}): {first.message}")
         limit = tool.timeout or context.settings.tool_timeout_seconds
         try:
-            result = await asyncio.wait_for(tool.execute(args, context), timeout=limit)
+            async with asyncio.timeout(limit) as time_limit:
+                with tool_time_limit(time_limit):  # a wait for the user's review pauses it (user_wait.py)
+                    result = await tool.execute(args, context)
         except TimeoutError:
             result = tool.fail(f"{name} did not finish within {limit:g} s and was stopped.")
         except asyncio.CancelledError:

@@ -2,12 +2,14 @@
 // VS Code, for real: code-server (VS Code in the browser) with the built Cortex .vsix, driven by
 // Debian's Chromium through playwright-core. Opens calc.py, selects a function, picks
 // "Cortex: Explain this" from the lightbulb/quick-fix menu, runs "Cortex: Ask…" from the command
-// palette with a request that makes the agent write notes.txt, checks the edited document's text,
-// saves it, and checks the file on disk.
+// palette with a request that makes the agent write notes.txt, reviews the diff and accepts it after
+// a pause longer than the tool time-out (the file is on disk, saved), then rejects a second write
+// (nothing on disk, and the answer says so).
 //
 // Input: a JSON file named by $CORTEX_VSCODE_SCENARIO:
 //   { codeServer, playwrightCore, chromium, vsix, serverPath, workspace, work, port, out,
-//     explainAnswer, askMessage, writeFile, noteText, writeAnswer, timeoutMs }
+//     explainAnswer, askMessage, writeFile, noteText, writeAnswer, reviewWaitMs, rejectMessage,
+//     rejectFile, timeoutMs }
 // The environment is passed to code-server, so CORTEX_* variables reach cortex-lsp.
 // Output: JSON at scenario.out ({ failures: [], steps: {name: {ok, ms}}, ... }); exit 0 when all passed.
 "use strict";
@@ -292,36 +294,55 @@ async function main() {
   });
   await screenshot(page, "after-explain");
 
-  await step("palette_ask_write", async () => {
+  // The review: the write shows as a diff with Accept/Reject; nothing is on disk until Accept.
+  async function askAndReview(message, file, choice, waitMs, shot) {
     await runPalette(page, "Cortex: Ask…");
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible" });
-    await input.fill(scenario.askMessage);
+    await input.fill(message);
     await page.keyboard.press("Enter");
+    const toast = page.locator(".notification-toast", { hasText: "review the diff" }).first();
+    await toast.waitFor({ state: "visible", timeout: 60000 });
+    const tab = page.locator(".tabs-container .tab", { hasText: file }).first();
+    await tab.waitFor({ state: "visible", timeout: 15000 });
+    const target = path.join(scenario.workspace, file);
+    const seen = {
+      toast: await toast.innerText(),
+      tab: await tab.getAttribute("aria-label"),
+      diff_editor: (await page.locator(".monaco-diff-editor").count()) > 0,
+      title_actions: await page.locator(".editor-actions .action-label").evaluateAll((els) =>
+        els.map((e) => e.getAttribute("aria-label") || "")),
+      on_disk_during_review: fs.existsSync(target),
+    };
+    await screenshot(page, shot);
+    await sleep(waitMs); // a slow review: longer than the tool time-out
+    await toast.locator(".monaco-button", { hasText: choice }).first().click();
+    await tab.waitFor({ state: "hidden", timeout: 15000 });
+    return seen;
+  }
+
+  await step("review_accept", async () => {
+    out.review_accept = await askAndReview(scenario.askMessage, scenario.writeFile, "Accept", scenario.reviewWaitMs, "review-diff");
     await until("the write answer in the Cortex view", async () => (await framesText(page)).includes(scenario.writeAnswer), 60000, 500);
     const target = path.join(scenario.workspace, scenario.writeFile);
-    out.disk_before_save = fs.existsSync(target) ? fs.readFileSync(target, "utf8") : null;
-  });
-
-  await step("document_and_save", async () => {
-    // open the new file from the Explorer, as a user would (quick open's file index may lag behind)
-    const entry = page.locator(".explorer-folders-view .monaco-list-row", { hasText: scenario.writeFile }).first();
-    await entry.waitFor({ state: "visible", timeout: 20000 });
-    await entry.dblclick();
-    await page.locator(`.tabs-container .tab[aria-label*="${scenario.writeFile}"]`).first().waitFor({ timeout: 15000 });
-    const expected = scenario.noteText.replace(/\n$/, "");
-    out.document_text = await until("the written text in the document", async () => {
-      const text = await editorText(page);
-      return text.includes(expected) ? text : undefined;
-    }, 20000);
-    out.dirty_before_save = (await page.locator(`.tabs-container .tab.dirty[aria-label*="${scenario.writeFile}"]`).count()) > 0;
-    await page.keyboard.press("Control+S");
-    const target = path.join(scenario.workspace, scenario.writeFile);
-    out.disk_after_save = await until("the file saved on disk", () => {
+    out.disk_after_accept = await until("the accepted file on disk", () => {
       const text = fs.existsSync(target) ? fs.readFileSync(target, "utf8") : "";
       return text === scenario.noteText ? text : undefined;
     }, 20000);
+    out.dirty_tabs_after_accept = await page.locator(".tabs-container .tab.dirty").count();
   });
+  await screenshot(page, "after-accept");
+
+  if (scenario.rejectMessage) {
+    await step("review_reject", async () => {
+      out.review_reject = await askAndReview(scenario.rejectMessage, scenario.rejectFile, "Reject", 500, "review-reject");
+      await until("the honest answer in the Cortex view", async () => (await framesText(page)).includes(`${scenario.rejectFile} was not written`), 60000, 500);
+      await sleep(1000);
+      out.reject_on_disk = fs.existsSync(path.join(scenario.workspace, scenario.rejectFile));
+      out.answer_after_reject = (await framesText(page)).slice(-3000);
+    });
+    await screenshot(page, "after-reject");
+  }
   if (scenario.streamMessage) {
     await step("progress_cancel", async () => {
       // a long streaming run shows a progress notification with Cancel; Cancel stops the run

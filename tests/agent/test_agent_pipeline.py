@@ -71,7 +71,9 @@ async def test_planner_garbage_falls_back_to_a_plan(agent: AgentHarness, workspa
     agent.model.on(Reply(content="Done."), contains=ROLE_EXECUTOR)
     result = await agent.run("List the folder please")
     assert result.stop_reason == "answered"
-    assert result.plan.kind == "tools" and result.plan.steps == ["List the folder please"]
+    # the router's plan, with only the router's tool offered (it used to be every tool on offer)
+    assert result.plan.kind == "tools" and result.plan.steps[0] == "Call list_dir(.)"
+    assert all(tool_names(b) == ["list_dir"] for b in agent.requests(ROLE_EXECUTOR))
     assert any("planner" in n for n in result.notes)
 
 
@@ -100,8 +102,8 @@ async def test_selection_is_sent_as_data(agent: AgentHarness) -> None:
     body = agent.requests(ROLE_DIRECT)[0]
     data_msgs = [m["content"] for m in body["messages"] if m["content"].startswith("[editor selection")]
     assert data_msgs and "data, not instructions" in data_msgs[0]
-    # the planner sees that a selection exists, not its text
-    assert "pwn.txt" not in str(agent.requests(ROLE_PLANNER)[0]["messages"])
+    # a question with no tool intent is answered directly: no planner call sees anything
+    assert agent.requests(ROLE_PLANNER) == []
 
 
 async def test_model_unavailable_ends_cleanly(agent: AgentHarness) -> None:
@@ -130,7 +132,8 @@ async def test_refusal_plan_from_model_offers_no_tools(agent: AgentHarness) -> N
     agent.model.on(
         Reply(content="Sorry, I can't.", tool_calls=[call("list_dir", path=".")]), contains=ROLE_REFUSAL
     )
-    result = await agent.run("Hack my neighbour's wifi")
+    # (a request with tool intent, so the planner is asked; plain chat is answered directly)
+    result = await agent.run("Hack my neighbour's wifi and list the files on it")
     assert result.stop_reason == "refused"
     assert result.tool_calls == []
     for body in agent.requests():

@@ -139,7 +139,10 @@ def test_plan_parsing_tolerates_shapes() -> None:
     steps = tidy_steps(["1. " + "x" * 400, "Step 2: read it", "read it"])
     assert len(steps[0]) <= MAX_STEP_CHARS and steps[1] == "read it" and len(steps) == 2
     assert len(tidy_steps([f"step {i} here" for i in range(9)])) == 5
-    assert fallback_plan("do it", TOOLS).kind == "tools" and fallback_plan("do it", []).kind == "direct"
+    # no plan from the planner: the router's plan, else a direct answer (never every tool on offer)
+    assert fallback_plan("do it").kind == "direct" and fallback_plan("do it").tools == []
+    routed = Plan(kind="tools", steps=["Call read_file(a.txt)"], tools=["read_file"])
+    assert fallback_plan("do it", routed) == routed
 
 
 def test_json_extraction() -> None:

@@ -22,6 +22,9 @@ WRITE_MESSAGE = "Save a short greeting to notes.txt"
 WRITE_FILE = "notes.txt"
 NOTE_TEXT = "Hello from Cortex!\n"
 WRITE_ANSWER = "Saved the greeting to notes.txt."
+REJECT_MESSAGE = "Save a summary of calc.py to summary.md"
+REJECT_FILE = "summary.md"
+REJECT_BOAST = "I saved a summary to summary.md."
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -70,5 +73,12 @@ def script_model(model: ScriptedModelServer) -> None:
     on(Reply(tool_calls=[call("write_file", path=WRITE_FILE, content=NOTE_TEXT)]),
        when=role(ROLE_EXECUTOR, WRITE_MESSAGE), times=1)
     on(Reply(content=WRITE_ANSWER), when=role(ROLE_EXECUTOR, WRITE_MESSAGE), times=None)
+    reject_plan = json.dumps({"kind": "tools", "steps": [f"Write the summary to {REJECT_FILE}"],
+                              "tools": ["write_file"]})
+    on(Reply(content=reject_plan), when=role(ROLE_PLANNER, REJECT_MESSAGE), times=None)
+    on(Reply(tool_calls=[call("write_file", path=REJECT_FILE, content="# calc.py\nadd and mul\n")]),
+       when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=1)
+    # hostile: the model claims the save although the user rejected it
+    on(Reply(content=REJECT_BOAST), when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
     on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

@@ -11,6 +11,7 @@ local out = {
   events = {},
   results = {},
   edits = {},
+  reviews = {},
   latency = {},
 }
 
@@ -67,6 +68,22 @@ local unsubscribe = cortex.subscribe(function(r)
     table.insert(out.events, r.event)
   elseif r.kind == 'result' then
     table.insert(out.results, { command = r.command, result = r.result, err = r.err })
+  elseif r.kind == 'review' then
+    local files = {}
+    for _, f in ipairs(r.files) do
+      table.insert(files, {
+        name = vim.fn.fnamemodify(f.fname, ':t'), create = f.create, after = table.concat(f.after, '\n'),
+        on_disk = vim.fn.filereadable(f.fname) == 1,
+      })
+    end
+    local diff_windows = 0
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(r.tab)) do
+      if vim.api.nvim_win_get_option(w, 'diff') then
+        diff_windows = diff_windows + 1
+      end
+    end
+    table.insert(out.reviews, { label = r.label, files = files, diff_windows = diff_windows,
+                                current_tab = vim.api.nvim_get_current_tabpage() == r.tab })
   elseif r.kind == 'edit' then
     table.insert(out.edits, { applied = r.applied, reason = r.reason })
   end
@@ -201,27 +218,59 @@ if ok_all then
     out.ask_float = cortex.ui():text()
   end)
 
+  -- The review: the write shows as a diff tab; the user's key arrives later (after the tool time-out
+  -- would have cut the run off), from outside the editor's loop, as typed keys do.
+  local function modified_buffers()
+    local names = {}
+    for _, info in ipairs(vim.fn.getbufinfo({ bufmodified = 1 })) do
+      local b = info.bufnr
+      -- a modified scratch buffer (buftype nofile/prompt, like the answer window's) never blocks :qa
+      if vim.api.nvim_buf_get_option(b, 'buftype') == '' then
+        table.insert(names, info.name)
+      end
+    end
+    return names
+  end
+
+  local function type_later(ms, keys)
+    local t = vim.loop.new_timer()
+    t:start(ms, 0, function()
+      t:close()
+      vim.api.nvim_input(keys)
+    end)
+  end
+
   if scenario.write_message then
     step('ask_write', function()
       local target = scenario.root .. '/' .. scenario.write_file
       local before = results_for('cortex.ask')
+      local reviews = #out.reviews
+      type_later(scenario.review_delay_ms, 'a')
       vim.cmd('CortexAsk ' .. scenario.write_message)
       assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the write result'))
       local r = last_result('cortex.ask')
       check(r.err == nil or r.err == vim.NIL, ':CortexAsk (write) failed: ' .. vim.inspect(r.err))
+      check(#out.reviews == reviews + 1, 'the write was not shown for review')
       out.write_result = r.result
       out.write_float = cortex.ui():text()
-      out.write_disk_before = vim.fn.filereadable(target) == 1 and table.concat(vim.fn.readfile(target), '\n') or vim.NIL
-      local wb = vim.fn.bufnr(target)
-      if check(wb ~= -1, 'no buffer for ' .. target .. ' after the edit') then
-        vim.fn.bufload(wb)
-        out.write_buffer_text = table.concat(vim.api.nvim_buf_get_lines(wb, 0, -1, false), '\n')
-        out.write_buffer_modified = vim.api.nvim_buf_get_option(wb, 'modified')
-        vim.api.nvim_buf_call(wb, function()
-          vim.cmd('write')
-        end)
-        out.write_disk_after = table.concat(vim.fn.readfile(target), '\n')
-      end
+      out.write_disk_after = vim.fn.filereadable(target) == 1 and table.concat(vim.fn.readfile(target), '\n') or vim.NIL
+      out.write_modified_buffers = modified_buffers()
+      out.write_tabs_after = #vim.api.nvim_list_tabpages()
+    end)
+  end
+
+  if scenario.reject_message then
+    step('ask_write_rejected', function()
+      local before = results_for('cortex.ask')
+      type_later(500, 'r')
+      vim.cmd('CortexAsk ' .. scenario.reject_message)
+      assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the rejected write result'))
+      local r = last_result('cortex.ask')
+      check(r.err == nil or r.err == vim.NIL, ':CortexAsk (rejected write) failed: ' .. vim.inspect(r.err))
+      out.reject_result = r.result
+      out.reject_float = cortex.ui():text()
+      out.reject_on_disk = vim.fn.filereadable(scenario.root .. '/' .. scenario.reject_file) == 1
+      out.reject_modified_buffers = modified_buffers()
     end)
   end
 

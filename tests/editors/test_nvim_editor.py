@@ -15,6 +15,9 @@ from tests.editors.editor_scenario import (
     ASK_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
+    REJECT_BOAST,
+    REJECT_FILE,
+    REJECT_MESSAGE,
     STREAM_ANSWER,
     STREAM_MESSAGE,
     WRITE_FILE,
@@ -29,6 +32,7 @@ from tests.scripted_model import ScriptedModelServer
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
 NVIMS = find_nvims()
+REVIEW_SECONDS = 4  # the tool time-out in these runs; the scripted user reviews for longer
 
 
 def _print_latency(label: str, out: dict[str, Any]) -> None:
@@ -51,6 +55,9 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         "ask_message": ASK_MESSAGE,
         "write_message": WRITE_MESSAGE,
         "write_file": WRITE_FILE,
+        "review_delay_ms": REVIEW_SECONDS * 1000 + 2000,  # the user takes longer than the tool time-out
+        "reject_message": REJECT_MESSAGE,
+        "reject_file": REJECT_FILE,
         "run_timeout_ms": 60000,
         "latency_samples": 60,
         "streaming_latency": True,
@@ -58,7 +65,7 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         "latency_samples_streaming": 30,
         "cancel_message": STREAM_MESSAGE,
     }
-    env = server_env(model, tmp_path / "data")
+    env = server_env(model, tmp_path / "data", CORTEX_TOOL_TIMEOUT_SECONDS=str(REVIEW_SECONDS))
     out, proc, elapsed = run_driver(nvim.path, scenario, env, tmp_path / "nvim")
     print(f"\n[nvim {label}] {nvim.version}: driver ran in {elapsed:.1f} s; steps: "
           + ", ".join(f"{k}={v['ms']:.0f}ms" for k, v in (out.get("steps") or {}).items()))
@@ -98,25 +105,41 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         assert evs[0]["type"] == "plan"
         done = [e for e in evs if e["type"] == "done"]
         assert len(done) == 1
-        assert done[0]["data"]["answer"] == "".join(e["data"]["value"] for e in evs if e["type"] == "token")
+        streamed = "".join(e["data"]["value"] for e in evs if e["type"] == "token")
+        if streamed == REJECT_BOAST:  # the false claim streamed; the final answer replaces it
+            assert REJECT_BOAST not in done[0]["data"]["answer"]
+        else:
+            assert done[0]["data"]["answer"] == streamed
 
     # :CortexAsk streamed into the floating window
     assert out["ask"]["answer"] == ASK_ANSWER
     assert ASK_ANSWER in out["ask_float"]
 
-    # the agent's write went through the editor: CreateFile (empty file) + text in the buffer, unsaved;
-    # :write put the text on disk
+    # the agent's write was shown for review (a diff tab: empty → the new text, nothing on disk yet);
+    # the user accepted after the tool time-out had passed: written and saved, no modified buffer left
+    review = out["reviews"][0]
+    assert review["diff_windows"] == 2 and review["current_tab"] is True, review
+    assert review["files"] == [{"name": WRITE_FILE, "create": True, "after": NOTE_TEXT.rstrip("\n"),
+                                "on_disk": False}]
     write = out["write_result"]
     assert write["stop_reason"] == "answered", write
     assert [e["applied"] for e in write["edits"]] == [True], write["edits"]
     assert [c["tool"] for c in write["tool_calls"]] == ["write_file"]
-    assert out["write_disk_before"] == "", "the file had its text before :write (written outside the editor?)"
-    assert out["write_buffer_modified"] is True
-    assert out["write_buffer_text"] == NOTE_TEXT.rstrip("\n")
     assert out["write_disk_after"] == NOTE_TEXT.rstrip("\n")
     assert (root / WRITE_FILE).read_text(encoding="utf-8") == NOTE_TEXT
+    assert out["write_modified_buffers"] == [], "a hidden modified buffer would make :qa fail (E37/E162)"
+    assert out["write_tabs_after"] == 1, "the review tab closed"
     assert any(e["applied"] for e in out["edits"])
     assert "notes.txt" in out["write_float"]
+
+    # a rejected write: nothing on disk, and the answer does not claim the save the model boasted of
+    rejected = out["reject_result"]
+    assert [e["applied"] for e in rejected["edits"]] == [False], rejected["edits"]
+    assert "rejected" in rejected["edits"][0]["reason"]
+    assert out["reject_on_disk"] is False and not (root / REJECT_FILE).exists()
+    assert REJECT_BOAST not in rejected["answer"] and f"{REJECT_FILE} was not written" in rejected["answer"]
+    assert REJECT_BOAST not in out["reject_float"]
+    assert out["reject_modified_buffers"] == []
 
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]

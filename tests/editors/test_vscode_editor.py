@@ -23,6 +23,9 @@ import pytest
 from tests.editors.editor_scenario import (
     EXPLAIN_ANSWER,
     NOTE_TEXT,
+    REJECT_BOAST,
+    REJECT_FILE,
+    REJECT_MESSAGE,
     STREAM_MESSAGE,
     WRITE_ANSWER,
     WRITE_FILE,
@@ -42,6 +45,8 @@ PLAYWRIGHT = TOOLS / "driver" / "node_modules" / "playwright-core"
 CHROMIUM = Path(os.environ.get("CORTEX_CHROMIUM", "/usr/bin/chromium"))
 VSIX = REPO / "vscode-extension" / "dist" / "cortex-lsp.vsix"
 DRIVER = REPO / "scripts" / "editors" / "vscode_e2e.cjs"
+REVIEW_SECONDS = 4  # the tool time-out in this run; the scripted user reviews for longer
+ARTIFACTS = Path(os.environ.get("CORTEX_EDITOR_ARTIFACTS", REPO / "tests" / "editors" / "artifacts"))
 
 
 def _missing() -> str | None:
@@ -83,6 +88,14 @@ def _server_path() -> str:
     return str(exe)
 
 
+def _keep_screenshots(shots: list[str]) -> None:
+    """Copy the driver's screenshots to the artifacts folder (gitignored), to look at as a user would."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for shot in shots:
+        if Path(shot).exists():
+            shutil.copy(shot, ARTIFACTS / f"vscode-{Path(shot).name}")
+
+
 def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path: Path) -> None:
     _ensure_fresh_vsix()
     why = _missing()
@@ -108,12 +121,16 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "noteText": NOTE_TEXT,
         "writeAnswer": WRITE_ANSWER,
         "streamMessage": STREAM_MESSAGE,
+        "reviewWaitMs": REVIEW_SECONDS * 1000 + 2000,
+        "rejectMessage": REJECT_MESSAGE,
+        "rejectFile": REJECT_FILE,
         "timeoutMs": 420_000,
     }
     (work / "scenario.json").write_text(json.dumps(scenario), encoding="utf-8")
     home = work / "home"
     home.mkdir()
-    env = {**server_env(model, tmp_path / "data"), "CORTEX_VSCODE_SCENARIO": str(work / "scenario.json"),
+    server = server_env(model, tmp_path / "data", CORTEX_TOOL_TIMEOUT_SECONDS=str(REVIEW_SECONDS))
+    env = {**server, "CORTEX_VSCODE_SCENARIO": str(work / "scenario.json"),
            "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
            "XDG_DATA_HOME": str(home / ".local/share")}
     started = time.monotonic()
@@ -124,6 +141,7 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     steps = out.get("steps") or {}
     print(f"\n[code-server] driver ran in {elapsed:.1f} s; steps: "
           + ", ".join(f"{k}={v['ms']}ms" for k, v in steps.items()))
+    _keep_screenshots(out.get("screenshots") or [])
     assert out, f"the driver wrote nothing (exit {proc.returncode}): {proc.stderr[-3000:]}"
     log = out.get("code_server_log", "")[-1500:]
     shots = out.get("screenshots")
@@ -132,11 +150,21 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     # the lightbulb offered the server's code actions on the Python selection
     assert any("Cortex: Explain this" in item for item in out["code_action_menu_items"])
     assert any("Cortex: Run this" in item for item in out["code_action_menu_items"])
-    # the agent's write reached VS Code as an edit: the file existed, empty, until the user saved
-    assert out["disk_before_save"] in ("", None)
-    assert out["dirty_before_save"] is True
-    assert NOTE_TEXT.strip() in out["document_text"]
+    # the agent's write was shown as a diff with Accept/Reject, nothing on disk during the review;
+    # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
+    accept = out["review_accept"]
+    assert accept["diff_editor"] is True and WRITE_FILE in accept["tab"], accept
+    assert "Accept" in accept["toast"] and "Reject" in accept["toast"], accept
+    assert any("Accept Edit" in a for a in accept["title_actions"]), accept["title_actions"]
+    assert accept["on_disk_during_review"] is False
+    assert out["disk_after_accept"] == NOTE_TEXT
     assert (root / WRITE_FILE).read_text(encoding="utf-8") == NOTE_TEXT
+    assert out["dirty_tabs_after_accept"] == 0
+    # a rejected write leaves nothing on disk, and the answer does not claim the save
+    assert out["review_reject"]["on_disk_during_review"] is False
+    assert out["reject_on_disk"] is False and not (root / REJECT_FILE).exists()
+    assert REJECT_BOAST not in out["answer_after_reject"]
+    assert f"{REJECT_FILE} was not written" in out["answer_after_reject"]
     # the long run showed native progress with Cancel, and Cancel stopped it
     assert "Cortex" in out["progress_toast_text"]
     # the explain request carried the selection as data, from the editor

@@ -20,6 +20,8 @@ import pytest
 
 from cortex_lsp.config import WORKSPACE_SAFE_KEYS, Settings
 
+pytestmark = [pytest.mark.editor]  # the editor tier (`pytest -m editor`), as docs/editors.md says
+
 EXT = Path(__file__).resolve().parents[2] / "vscode-extension"
 
 
@@ -44,7 +46,7 @@ def test_security_settings_are_machine_scoped() -> None:
     seen = set()
     for name, decl in props.items():
         top = _snake(name.removeprefix("cortex.").split(".")[0])
-        if top in ("server_path", "trace"):
+        if top in ("server_path", "trace", "review_edits"):  # the extension's own settings
             assert decl["scope"] in ("machine", "window"), name
             continue
         assert top in server_keys, f"{name} is not a server setting"

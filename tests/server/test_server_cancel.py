@@ -1,5 +1,7 @@
-"""Cancellation mid-stream: window/workDoneProgress/cancel and $/cancelRequest both stop the run,
-the request still answers with ``stop_reason: cancelled``, and the server keeps serving."""
+"""Cancellation: window/workDoneProgress/cancel and $/cancelRequest both stop the run whenever they
+arrive (before it is registered, on a cold server, mid-stream, while the editor applies an edit); the
+request still answers with ``stop_reason: cancelled``, no applyEdit follows a cancel, the edits the editor
+applied are listed, and the server keeps serving."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from tests.lsp_harness import _plain, ask, lsp_session
@@ -59,3 +62,86 @@ async def test_cancel_request_stops_the_run(model: ScriptedModelServer, tmp_path
     assert result["stop_reason"] == "cancelled"
     assert len(result["answer"].split()) < 400
     assert events[-1]["type"] == "done" and events[-1]["data"]["stop_reason"] == "cancelled"
+
+
+# -- the cancel timeline: before the run is registered, on a cold server, while the editor applies -------
+
+def _script_write(model: ScriptedModelServer, path: str = "notes.txt", *, delay: float = 0.0) -> None:
+    import json
+
+    from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
+    from tests.scripted_model import call
+
+    plan = {"kind": "tools", "steps": [f"Save the text to {path} with write_file"], "tools": ["write_file"]}
+    model.on(Reply(content=json.dumps(plan), first_delay=delay), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content="Saved."), contains="[write_file result]", times=None)
+    model.on(Reply(tool_calls=[call("write_file", path=path, content="hello\n")], first_delay=delay),
+             contains=ROLE_EXECUTOR, times=None)
+
+
+WRITE = "Write 'hello' and save it to notes.txt"
+# a client-chosen workDoneToken is not created through window/workDoneProgress/create; pytest-lsp warns
+CLIENT_TOKEN = pytest.mark.filterwarnings("ignore::pytest_lsp.LspSpecificationWarning")
+
+
+def _send_command(client, msg_id: str, token: str | None):  # type: ignore[no-untyped-def]
+    return asyncio.ensure_future(client.protocol.send_request_async(
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.ExecuteCommandParams(command="cortex.ask", arguments=[{"message": WRITE}], work_done_token=token),
+        msg_id=msg_id,
+    ))
+
+
+def _cancel(client, kind: str, msg_id: str, token: str) -> None:  # type: ignore[no-untyped-def]
+    if kind == "request":
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    else:
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+
+
+@CLIENT_TOKEN
+@pytest.mark.parametrize("kind", ["request", "progress"])
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+async def test_early_cancel_on_a_cold_server_stops_the_run(model: ScriptedModelServer, tmp_path: Path,
+                                                           kind: str, delay: float) -> None:
+    _script_write(model, delay=0.5)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        future = _send_command(client, "early-1", "early-token")
+        await asyncio.sleep(delay)
+        _cancel(client, kind, "early-1", "early-token")
+        result = _plain(await asyncio.wait_for(future, timeout=30))
+        await asyncio.sleep(2.0)  # a ghost run would send its applyEdit about now
+        edits = list(client.rec.edits)
+        follow_up = await ask(client, "quick one")
+    assert result["stop_reason"] == "cancelled"
+    assert result["edits"] == []
+    assert edits == [], "no applyEdit after the cancel"
+    assert not (tmp_path / "ws" / "notes.txt").exists()
+    assert "stop_reason" in follow_up, "the server keeps serving"
+
+
+@CLIENT_TOKEN
+@pytest.mark.parametrize("kind", ["request", "progress"])
+async def test_cancel_while_the_editor_applies_lists_the_applied_edit(model: ScriptedModelServer, tmp_path: Path,
+                                                                      kind: str) -> None:
+    from tests.lsp_harness import _apply_to_disk
+
+    _script_write(model)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        received: list[types.ApplyWorkspaceEditParams] = []
+
+        async def slow_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            received.append(params)
+            _cancel(client, kind, "during-1", "during-token")
+            await asyncio.sleep(0.5)  # the editor is still applying when the cancel arrives
+            _apply_to_disk(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = slow_apply
+        future = _send_command(client, "during-1", "during-token")
+        result = _plain(await asyncio.wait_for(future, timeout=30))
+    written = tmp_path / "ws" / "notes.txt"
+    assert len(received) == 1 and written.read_text() == "hello\n"
+    assert result["stop_reason"] == "cancelled"
+    assert [e["applied"] for e in result["edits"]] == [True], "the applied edit is listed"
+    assert result["edits"][0]["uri"] == written.resolve().as_uri()

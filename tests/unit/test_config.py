@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cortex_lsp.config import WORKSPACE_SAFE_KEYS, Settings, env_layer, load_settings
+import pytest
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from cortex_lsp.config import (
+    WORKSPACE_SAFE_KEYS,
+    LatsSettings,
+    Settings,
+    SupervisorSettings,
+    env_layer,
+    load_settings,
+)
+from tests.fuzz.hostile import HOSTILE_CONFIGS as HOSTILE
+from tests.fuzz.hostile import hostile_folder
 
 
 def _write(path: Path, text: str) -> Path:
@@ -109,3 +122,60 @@ def test_data_dir_defaults_outside_any_project(tmp_path: Path) -> None:
     s = load_settings(environ={}, user_file=tmp_path / "none.yaml").settings
     assert "cortex-lsp" in str(s.data_dir)
     assert not str(s.data_dir).startswith(str(Path.cwd()))
+
+
+# -- a hostile cortex.yaml in the opened folder: never hangs, never raises, one "ignored" message --------
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_hostile_folder_config_is_ignored_with_one_message(tmp_path: Path, kind: str) -> None:
+    root = hostile_folder(tmp_path, kind)
+    loaded = load_settings(environ={}, user_file=tmp_path / "none.yaml", workspace_roots=[root])
+    assert loaded.settings == Settings(), "nothing from the hostile file was applied"
+    relevant = [m for m in loaded.messages if "cortex.yaml" in m]
+    assert len(relevant) == 1 and ("ignored" in relevant[0] or "must hold a mapping" in relevant[0]), loaded.messages
+
+
+def test_user_config_may_be_a_symlink_to_a_regular_file(tmp_path: Path) -> None:
+    real = _write(tmp_path / "dotfiles" / "cortex.yaml", "max_agent_steps: 7\n")
+    link = tmp_path / "config" / "cortex.yaml"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert load_settings(environ={}, user_file=link).settings.max_agent_steps == 7
+
+
+def test_user_config_pointing_at_dev_zero_is_ignored(tmp_path: Path) -> None:
+    link = tmp_path / "cortex.yaml"
+    link.symlink_to("/dev/zero")
+    loaded = load_settings(environ={}, user_file=link)
+    assert loaded.settings == Settings() and any("not a regular file" in m for m in loaded.messages)
+
+
+BOUNDS = [
+    ("ollama_num_ctx", 2_000_000_000), ("ollama_num_ctx", 10), ("max_agent_steps", 10**9),
+    ("max_run_seconds", 1e12), ("max_run_seconds", float("nan")), ("tool_timeout_seconds", -1),
+    ("code_exec_timeout_seconds", 1e9), ("history_turns", 10**6), ("max_write_bytes", 2**40),
+    ("chroma_port", 70000), ("ollama_timeout_seconds", float("inf")), ("semantic_min_relevance", 5),
+    ("lats", {"budget": 10**9}), ("lats", {"max_depth": 0}), ("lats", {"escalation_timeout_seconds": 1e9}),
+    ("supervisor", {"max_workers": 10**6}),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BOUNDS)
+def test_every_numeric_setting_is_bounded(tmp_path: Path, key: str, value: object) -> None:
+    loaded = load_settings(environ={}, user_file=tmp_path / "none.yaml", editor={key: value})
+    assert getattr(loaded.settings, key) == getattr(Settings(), key)
+    assert any(f"Invalid setting {key}" in m and "using the default" in m for m in loaded.messages), loaded.messages
+
+
+def test_every_numeric_field_has_an_upper_bound() -> None:
+    def fields(model: type[BaseModel]) -> list[tuple[str, FieldInfo]]:
+        out = []
+        for name, info in model.model_fields.items():
+            if info.annotation in (int, float):
+                out.append((name, info))
+        return out
+
+    for model in (Settings, LatsSettings, SupervisorSettings):
+        for name, info in fields(model):
+            bounds = [m for m in info.metadata if hasattr(m, "le") or hasattr(m, "lt")]
+            assert bounds, f"{model.__name__}.{name} has no upper bound"

@@ -33,6 +33,7 @@ export const DESCRIPTIONS = {
   ollama_timeout_seconds: "Seconds to wait for the model server before giving up on a request.",
   ollama_num_ctx: "Context window (tokens) requested from the model.",
   ollama_keep_alive: "How long Ollama keeps the model loaded after a request (e.g. `30m`).",
+  model_profile: "How much the model is trusted with: `small` (the router in code plans and calls tools; the model writes prose only), `full` (the model plans, calls tools and reflects), or `auto` (small for the embedded default and for models that fail a quick JSON probe, cached per model).",
   local_model_path: "Path of a GGUF model file for the embedded llama.cpp backend (empty: the packaged default).",
   data_dir: "Folder for Cortex's memory and logs (empty: your user data folder; never inside the project).",
   chroma_host: "Host of a Chroma server to use instead of the embedded store (empty: embedded).",
@@ -61,7 +62,7 @@ export const DESCRIPTIONS = {
   code_sandbox: "Where `Run this` executes Python: the `restricted` in-process sandbox or a `container`.",
   sandbox_isolation: "Process isolation for the sandbox: `auto` (bubblewrap when available), `bwrap`, or `none`.",
   web_fetch_enabled: "Allow the web_fetch tool (it only opens URLs you typed, never local or private addresses).",
-  confirm_edits: "Ask the editor to confirm each write before it is applied.",
+  confirm_edits: "Mark each write as needing confirmation (LSP `needsConfirmation`) for editors without Cortex's own review. This extension always shows its review (see `cortex.reviewEdits`).",
   debug: "Log prompts and model replies (stays on this machine).",
   log_level: "Server log level.",
 };
@@ -74,6 +75,13 @@ const EXTENSION_SETTINGS = {
     scope: "machine",
     markdownDescription:
       "Path of the `cortex-lsp` executable. Empty: the workspace's `.venv/bin/cortex-lsp` (trusted folders only), else `cortex-lsp` on `PATH`. `~` and `${workspaceFolder}` are expanded.",
+  },
+  "cortex.reviewEdits": {
+    type: "boolean",
+    default: true,
+    scope: "machine",
+    markdownDescription:
+      "Show every write Cortex proposes as a diff to **Accept** or **Reject** before anything touches the disk (accepted files are written and saved). Off: accepted without asking, still written and saved in one step.",
   },
   "cortex.trace.server": {
     type: "string",

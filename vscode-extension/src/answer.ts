@@ -263,7 +263,7 @@ function renderBlock(block: Block): string {
     case "text":
       return block.text;
     case "edit": {
-      const state = block.edit.applied ? "applied — save the file to keep it" : `not applied${block.edit.reason ? `: ${block.edit.reason}` : ""}`;
+      const state = block.edit.applied ? "written" : `not written${block.edit.reason ? `: ${block.edit.reason.replace(/^Not written: /, "")}` : ""}`;
       return `✏️ **${escapeMarkdown(block.edit.kind)}** ${escapeMarkdown(fileName(block.edit.uri))} — ${escapeMarkdown(state)}`;
     }
     case "done":

@@ -31,6 +31,7 @@ import {
   SERVER_COMMANDS,
 } from "./protocol";
 import { renderDoctor, renderMemoryHits, renderRunResult } from "./reports";
+import { ApplyEditParams, EditReviewer } from "./review";
 import { resolveServerCommand } from "./serverPath";
 import { declaredSettings, explicitSettings, SettingDeclaration } from "./settings";
 
@@ -78,12 +79,19 @@ class CortexExtension implements vscode.Disposable {
   private readonly declarations: SettingDeclaration[];
   private sessionId: string | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  /** every write Cortex proposes is shown as a diff to accept or reject (review.ts) */
+  readonly reviewer = new EditReviewer(
+    (line) => this.output.appendLine(line),
+    // machine-scoped: a folder's settings cannot turn the review off
+    () => vscode.workspace.getConfiguration("cortex").inspect<boolean>("reviewEdits")?.globalValue ?? true,
+  );
 
   constructor(context: vscode.ExtensionContext) {
     this.declarations = declaredSettings(context.extension.packageJSON);
   }
 
   dispose(): void {
+    this.reviewer.dispose();
     this.panel.dispose();
     this.output.dispose();
   }
@@ -158,6 +166,10 @@ class CortexExtension implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("cortex", "Cortex", serverOptions, clientOptions);
+    // replaces the client library's own handler: writes go through the review (diff + Accept/Reject)
+    client.onRequest("workspace/applyEdit", (params: ApplyEditParams, token: vscode.CancellationToken) =>
+      this.reviewer.handle(params, token),
+    );
     client.onNotification(EVENT_NOTIFICATION, (raw: unknown) => {
       const event = parseEvent(raw);
       if (event) {
@@ -437,6 +449,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("cortex.ui.doctor", () => ext.doctor());
   register("cortex.ui.showAnswer", () => ext.showAnswer());
   register("cortex.ui.restartServer", () => ext.restart());
+  register("cortex.ui.acceptEdit", () => ext.reviewer.accept());
+  register("cortex.ui.rejectEdit", () => ext.reviewer.reject());
   context.subscriptions.push(
     ext,
     vscode.workspace.onDidChangeConfiguration((e) => ext.configurationChanged(e)),

@@ -7,7 +7,7 @@
  */
 
 /** Settings that configure the extension itself, not the server. */
-export const EXTENSION_ONLY_SETTINGS: ReadonlySet<string> = new Set(["serverPath", "trace.server"]);
+export const EXTENSION_ONLY_SETTINGS: ReadonlySet<string> = new Set(["serverPath", "trace.server", "reviewEdits"]);
 
 export interface InspectedValue {
   defaultValue?: unknown;

@@ -17,7 +17,7 @@ suite("AnswerTranscript", () => {
     assert.match(md, /1\. Write notes\\\.txt/);
     assert.match(md, /write\\_file/);
     assert.match(md, /Saved it\./);
-    assert.match(md, /notes\\\.txt — applied/);
+    assert.match(md, /notes\\\.txt — written/);
     assert.match(md, /…working/);
     t.apply({ run_id: "r1", type: "done", data: { stop_reason: "answered", elapsed_ms: 1500, tool_calls: [{}], edits: [{}] } });
     const done = t.render();

@@ -1,22 +1,33 @@
 """OS isolation for the sandbox worker: the bubblewrap command line, detection, and the doctor check.
 
 With bubblewrap the worker runs with no network (``--unshare-net`` via ``--unshare-all``), no
-capabilities, a new session, its own PID namespace, ``--die-with-parent``, an empty root with only the
-system folders and the Python install bound read-only, a private ``/tmp``, no home folder, and the
-allowed roots bound read-only at their own paths. ``sandbox_isolation``: ``auto`` uses bubblewrap when it
-works and says so when it does not; ``bwrap`` refuses to run without it; ``none`` never uses it.
+capabilities, as uid/gid 65534 in its own user namespace, a new session, its own PID namespace (so
+killing bubblewrap ends every process the snippet could have made), ``--die-with-parent``, the seccomp
+filter of :mod:`.seccomp` (``--seccomp FD``), an empty root with only the system folders and the Python
+install bound read-only, a private ``/tmp``, no home folder, and the allowed roots bound read-only at
+their own paths **with every hidden entry covered** (a hidden folder by an empty tmpfs, a hidden file by
+``/dev/null``), so ``.env``/``.git`` are not there for the worker to read. A folder too large to scan
+for hidden entries (:data:`MAX_SCANNED_ENTRIES`) is not bound at all.
+
+``sandbox_isolation``: ``auto`` uses bubblewrap when it works and says so plainly when it does not
+(then model-initiated ``python_exec`` is refused and user-initiated ``cortex.run`` runs with the
+in-process layers only, with a warning in every result); ``bwrap`` refuses to run without it; ``none``
+never uses it (the user's explicit choice: both run, with the same warning).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortex_lsp.config import Settings
+from cortex_lsp.tools.sandbox import seccomp
 
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap)"
@@ -24,19 +35,40 @@ INSTALL_HINT = (
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 PROBE_TIMEOUT_SECONDS = 15.0
+MAX_SCANNED_ENTRIES = 50_000
+SANDBOX_UID = 65534
+IN_PROCESS_LAYERS = "RestrictedPython guards, the audit hook, the seccomp filter and resource limits"
 
 
 @dataclass(frozen=True)
 class IsolationPlan:
-    """How workers will be started. ``refuse`` is set when isolation is required but unavailable."""
+    """How workers will be started. ``refuse`` is set when isolation is required but unavailable;
+    ``mode`` is the ``sandbox_isolation`` setting it was made from."""
 
     bwrap: str | None
     detail: str
     refuse: bool = False
+    mode: str = "auto"
 
     @property
     def label(self) -> str:
         return "bwrap" if self.bwrap else f"none ({self.detail})"
+
+    @property
+    def model_code_allowed(self) -> bool:
+        """May the model run code on its own (``python_exec``)? Not under ``auto`` without bubblewrap."""
+        return not self.refuse and (self.bwrap is not None or self.mode == "none")
+
+    @property
+    def warning(self) -> str | None:
+        """The plain sentence every result, the doctor and the session's first run carry without
+        bubblewrap (``None`` with it)."""
+        if self.bwrap:
+            return None
+        return (
+            f"No OS isolation ({self.detail}): only the in-process layers apply ({IN_PROCESS_LAYERS}). "
+            f"To add it, {INSTALL_HINT}."
+        )
 
 
 def worker_command(parent_pid: int | None = None) -> list[str]:
@@ -62,11 +94,90 @@ def _python_dirs() -> list[Path]:
     return sorted(d for d in kept if not any(o != d and o in d.parents for o in kept))
 
 
-def bwrap_argv(bwrap: str, command: Sequence[str], roots: Sequence[Path]) -> list[str]:
-    """The bubblewrap command line that runs ``command`` isolated, with ``roots`` read-only."""
+@dataclass
+class RootBinds:
+    """How the roots appear inside bubblewrap: bound read-only, hidden entries covered."""
+
+    args: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def hidden_entries(root: Path, limit: int = MAX_SCANNED_ENTRIES) -> list[tuple[str, bool]] | None:
+    """Every hidden entry below ``root`` as ``(path, is_dir)``, not descending into hidden folders nor
+    following links; ``None`` when the folder has more than ``limit`` entries."""
+    found: list[tuple[str, bool]] = []
+    pending = [str(root)]
+    seen = 0
+    while pending:
+        folder = pending.pop()
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    return None
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if entry.name.startswith("."):
+                    found.append((entry.path, is_dir))
+                elif is_dir:
+                    pending.append(entry.path)
+    return found
+
+
+def root_binds(roots: Sequence[Path]) -> RootBinds:
+    """The bind arguments for ``roots`` (run off the event loop: it walks the folders)."""
+    binds = RootBinds()
+    for root in roots:
+        real = Path(root).resolve()
+        if not real.is_dir():
+            continue
+        hidden = hidden_entries(real)
+        if hidden is None:
+            binds.notes.append(
+                f"{real} has more than {MAX_SCANNED_ENTRIES} entries, too many to hide its hidden files: "
+                "it is not visible to the sandbox"
+            )
+            continue
+        binds.args += ["--ro-bind", str(real), str(real)]
+        for path, is_dir in sorted(hidden):
+            binds.args += ["--tmpfs", path] if is_dir else ["--ro-bind", os.devnull, path]
+    return binds
+
+
+@contextlib.contextmanager
+def seccomp_pipe() -> Iterator[int | None]:
+    """A pipe holding the seccomp program for bubblewrap's ``--seccomp FD`` (``None`` off x86_64)."""
+    prog = seccomp.program(deny_exec=False)
+    if prog is None:
+        yield None
+        return
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, prog)
+        os.close(write_end)
+        write_end = -1
+        yield read_end
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+
+
+def bwrap_argv(
+    bwrap: str,
+    command: Sequence[str],
+    roots: Sequence[Path],
+    *,
+    binds: RootBinds | None = None,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The bubblewrap command line that runs ``command`` isolated, with ``roots`` read-only (hidden
+    entries covered: pass ``binds`` computed off the event loop, else they are computed here)."""
     argv = [
         bwrap,
         "--unshare-all",
+        "--unshare-user",
+        "--uid", str(SANDBOX_UID),
+        "--gid", str(SANDBOX_UID),
         "--die-with-parent",
         "--new-session",
         "--cap-drop", "ALL",
@@ -89,19 +200,20 @@ def bwrap_argv(bwrap: str, command: Sequence[str], roots: Sequence[Path]) -> lis
         argv += ["--ro-bind-try", name, name]
     for folder in _python_dirs():
         argv += ["--ro-bind", str(folder), str(folder)]
-    for root in roots:
-        real = Path(root).resolve()
-        if real.is_dir():
-            argv += ["--ro-bind", str(real), str(real)]
+    argv += (binds if binds is not None else root_binds(roots)).args
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", "/tmp", "--", *command]
     return argv
 
 
 def probe_bwrap(bwrap: str) -> tuple[bool, str]:
     """Can bubblewrap start an isolated Python here? (It needs user or mount namespaces.)"""
-    argv = bwrap_argv(bwrap, [sys.executable, "-I", "-S", "-c", "pass"], [])
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_SECONDS, check=False)
+        with seccomp_pipe() as fd:
+            argv = bwrap_argv(bwrap, [sys.executable, "-I", "-S", "-c", "pass"], [], seccomp_fd=fd)
+            done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_SECONDS, check=False,
+                                  pass_fds=() if fd is None else (fd,))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bubblewrap could not start ({exc.__class__.__name__})"
     if done.returncode != 0:
@@ -115,32 +227,36 @@ def plan_isolation(settings: Settings) -> IsolationPlan:
     """Decide how workers start, from ``settings.sandbox_isolation`` and what this machine offers."""
     mode = settings.sandbox_isolation
     if mode == "none":
-        return IsolationPlan(None, "isolation turned off by sandbox_isolation: none")
+        return IsolationPlan(None, "isolation turned off by sandbox_isolation: none", mode=mode)
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         detail = "bubblewrap not installed"
-        return IsolationPlan(None, detail, refuse=mode == "bwrap")
+        return IsolationPlan(None, detail, refuse=mode == "bwrap", mode=mode)
     ok, why = probe_bwrap(bwrap)
     if not ok:
-        return IsolationPlan(None, why, refuse=mode == "bwrap")
-    return IsolationPlan(bwrap, "bubblewrap")
+        return IsolationPlan(None, why, refuse=mode == "bwrap", mode=mode)
+    return IsolationPlan(bwrap, "bubblewrap", mode=mode)
 
 
 def isolation_status(settings: Settings) -> tuple[bool, str]:
-    """For ``cortex.doctor``: is the sandbox OS-isolated, and if not, how to fix it."""
+    """For ``cortex.doctor``: is the sandbox OS-isolated, and if not, what that means and how to fix it."""
     plan = plan_isolation(settings)
     if plan.bwrap:
-        return True, f"Python sandbox: RestrictedPython in a worker isolated by bubblewrap ({plan.bwrap})."
-    if settings.sandbox_isolation == "none":
         return True, (
-            "Python sandbox: RestrictedPython in a separate worker without OS isolation "
-            "(sandbox_isolation: none). Set sandbox_isolation: auto and " + INSTALL_HINT + " to add it."
+            f"Python sandbox: RestrictedPython, an audit hook and a seccomp filter in a worker isolated by "
+            f"bubblewrap ({plan.bwrap}: no network, read-only folder without its hidden files, own PID namespace)."
         )
     if plan.refuse:
         return False, (
             f"Python sandbox is off: sandbox_isolation is 'bwrap' but {plan.detail}. Fix: {INSTALL_HINT}."
         )
+    if settings.sandbox_isolation == "none":
+        return True, (
+            f"Python sandbox without OS isolation (sandbox_isolation: none): only the in-process layers apply "
+            f"({IN_PROCESS_LAYERS}). Set sandbox_isolation: auto and {INSTALL_HINT} to add it."
+        )
     return False, (
-        f"Python sandbox runs without OS isolation: {plan.detail}. RestrictedPython guards still apply. "
-        f"Fix: {INSTALL_HINT}."
+        f"Python sandbox without OS isolation: {plan.detail}. Only the in-process layers apply "
+        f"({IN_PROCESS_LAYERS}); the model may not run code on its own (python_exec is refused), and "
+        f"'Run this' runs with a warning. Fix: {INSTALL_HINT}."
     )

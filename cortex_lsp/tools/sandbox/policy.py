@@ -28,6 +28,8 @@ from RestrictedPython import compile_restricted_exec
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 SANDBOX_FILENAME = "<sandbox>"
+#: The largest snippet the sandbox takes, checked before any parse (server and worker side).
+MAX_CODE_CHARS = 200_000
 REPL_VALUE_NAME = "_repl_value_"
 
 #: Pure-computation modules code may import (and submodules listed explicitly).
@@ -234,7 +236,9 @@ def static_refusals(tree: ast.Module) -> list[str]:
 
 
 def compile_snippet(source: str) -> Compiled:
-    """Parse, check and restricted-compile ``source`` for the sandbox."""
+    """Parse, check and restricted-compile ``source`` for the sandbox (size first: no parse over it)."""
+    if len(source) > MAX_CODE_CHARS:
+        return Compiled(refused=True, error=f"Refused by the sandbox: the code is over {MAX_CODE_CHARS} characters")
     try:
         tree = ast.parse(source, SANDBOX_FILENAME, "exec")
     except SyntaxError as exc:

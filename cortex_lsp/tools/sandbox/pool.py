@@ -22,9 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from cortex_lsp.config import Settings
-from cortex_lsp.tools.sandbox.isolation import IsolationPlan, bwrap_argv, plan_isolation, worker_command
+from cortex_lsp.tools.sandbox.isolation import (
+    IsolationPlan,
+    bwrap_argv,
+    plan_isolation,
+    root_binds,
+    seccomp_pipe,
+    worker_command,
+)
+from cortex_lsp.tools.sandbox.policy import MAX_CODE_CHARS
 
-MAX_CODE_CHARS = 200_000
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
 STARTUP_TIMEOUT_SECONDS = 30.0
@@ -59,6 +66,8 @@ class SandboxStartError(RuntimeError):
 class _Worker:
     proc: asyncio.subprocess.Process
     roots: tuple[str, ...]
+    #: what the worker's start-up and bubblewrap could not put in place (one note each)
+    missing: list[str] = field(default_factory=list)
 
 
 def _encode(payload: dict[str, Any]) -> bytes:
@@ -75,6 +84,10 @@ async def _read_reply(stream: asyncio.StreamReader) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("reply is not an object")
     return data
+
+
+def too_long_message() -> str:
+    return f"Not run: the code is over {MAX_CODE_CHARS} characters (checked before reading it)."
 
 
 def _text(value: object) -> str | None:
@@ -146,25 +159,37 @@ class SandboxPool:
     # -- workers ---------------------------------------------------------------------------------
     async def _spawn(self, roots: tuple[str, ...]) -> _Worker:
         plan = await self.isolation()
-        if plan.bwrap:
-            argv = bwrap_argv(plan.bwrap, worker_command(), [Path(r) for r in roots])
-        else:
-            argv = worker_command(parent_pid=os.getpid())
+        missing: list[str] = []
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd="/",
-            start_new_session=True,
-        )
+        with seccomp_pipe() as seccomp_fd:
+            if plan.bwrap:
+                binds = await asyncio.to_thread(root_binds, [Path(r) for r in roots])
+                missing += binds.notes
+                if seccomp_fd is None:
+                    missing.append("bubblewrap runs without the seccomp filter (not x86_64)")
+                argv = bwrap_argv(plan.bwrap, worker_command(), [], binds=binds, seccomp_fd=seccomp_fd)
+            else:
+                argv = worker_command(parent_pid=os.getpid())
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd="/",
+                start_new_session=True,
+                pass_fds=(seccomp_fd,) if plan.bwrap and seccomp_fd is not None else (),
+            )
         assert proc.stdout is not None
         try:
             hello = await asyncio.wait_for(_read_reply(proc.stdout), STARTUP_TIMEOUT_SECONDS)
             if not hello.get("ready"):
                 raise ValueError("unexpected greeting")
+            reported = hello.get("layers")
+            layers: dict[str, Any] = reported if isinstance(reported, dict) else {}
+            for layer in ("seccomp", "audit"):
+                if layers.get(layer) != "on":
+                    missing.append(f"the worker runs without its {layer} layer ({layers.get(layer) or 'not reported'})")
         except (asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
             _kill(proc)
             detail = ""
@@ -176,7 +201,7 @@ class SandboxPool:
         except BaseException:  # cancelled while starting: don't leave the process behind
             self._discard(_Worker(proc=proc, roots=roots))
             raise
-        return _Worker(proc=proc, roots=roots)
+        return _Worker(proc=proc, roots=roots, missing=missing)
 
     async def _reap(self, proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(Exception):
@@ -253,7 +278,10 @@ class SandboxPool:
         def result(**values: Any) -> SandboxResult:
             base: dict[str, Any] = dict(stdout="", stderr="", value=None, error=None, isolation=isolation)
             base.update(values)
-            return SandboxResult(duration_ms=(time.perf_counter() - started) * 1000, **base)
+            notes = list(base.pop("notes", []))
+            if plan.warning:  # no silent downgrade: every result says so
+                notes.append(plan.warning)
+            return SandboxResult(duration_ms=(time.perf_counter() - started) * 1000, notes=notes, **base)
 
         if self._closed:
             return result(error="The sandbox is shut down.")
@@ -264,7 +292,7 @@ class SandboxPool:
                 "Install it (apt-get install -y bubblewrap) or set sandbox_isolation to auto.",
             )
         if len(code) > MAX_CODE_CHARS:
-            return result(refused=True, error=f"Not run: the code is over {MAX_CODE_CHARS} characters.")
+            return result(refused=True, error=too_long_message())
         key = _roots_key(roots)
         try:
             worker = await self._take(key)
@@ -293,7 +321,7 @@ class SandboxPool:
             value=_text(reply.get("value")),
             error=_text(reply.get("error")),
             refused=bool(reply.get("refused")),
-            notes=[str(n) for n in reply.get("notes") or []],
+            notes=[str(n) for n in reply.get("notes") or []] + worker.missing,
         )
 
     async def aclose(self) -> None:

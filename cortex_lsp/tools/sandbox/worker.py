@@ -1,10 +1,15 @@
 """The sandbox worker process: waits for one snippet, runs it under limits, answers, and exits.
 
 Started by :mod:`cortex_lsp.tools.sandbox.pool` (inside bubblewrap where available) as
-``python -I -B -c "from cortex_lsp.tools.sandbox.worker import main; main()"``. It preloads the allowed
-modules, says it is ready, then blocks on its input. When a request arrives it sets its resource limits
-(address space, CPU seconds, no file writes, no new processes, few descriptors), runs the snippet with
-the restricted guards, sends the outcome and exits: a worker never runs a second snippet.
+``python -I -B -c "from cortex_lsp.tools.sandbox.worker import main; main()"``. Start-up, in order:
+move the protocol pipes off fds 0/1; as root (without bubblewrap), drop to uid/gid 65534 keeping only
+the capability to *read* files (so ``RLIMIT_NPROC`` applies and nothing of root's can be changed);
+arm the parent-death signal; preload the allowed modules; install the seccomp filter
+(:mod:`.seccomp`, ``execve`` denied too) and the audit hook (:mod:`.audit`); say it is ready (and which
+layers are in place), then block on its input. When a request arrives it sets its resource limits
+(address space, CPU seconds, no file writes, no new processes, few descriptors), compiles the snippet,
+arms the audit hook, runs the snippet with the restricted guards, sends the outcome and exits: a worker
+never runs a second snippet.
 
 It dies with its parent: ``PR_SET_PDEATHSIG`` (and bubblewrap's ``--die-with-parent`` when isolated),
 and an end-of-file on its input while idle.
@@ -28,18 +33,33 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from cortex_lsp.tools.sandbox import audit, seccomp
 from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES
 from cortex_lsp.tools.sandbox.restricted import (
     STDERR_LIMIT,
     STDOUT_LIMIT,
     OutputCollector,
+    RunHooks,
     RunOutcome,
     run_snippet,
 )
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
+_PR_SET_KEEPCAPS = 8
+_PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
+_CAP_DAC_READ_SEARCH = 2
+_CAP_SETUID = 7
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+UNPRIVILEGED_ID = 65534
+#: Codecs a snippet may need after start-up (imports are refused once the audit hook is armed).
+PRELOADED_CODECS = (
+    "encodings.latin_1", "encodings.ascii", "encodings.cp1252", "encodings.utf_16", "encodings.utf_32",
+    "encodings.utf_8_sig", "encodings.utf_16_le", "encodings.utf_16_be", "encodings.raw_unicode_escape",
+    "encodings.unicode_escape", "encodings.idna", "encodings.punycode", "encodings.hex_codec",
+    "encodings.base64_codec", "encodings.cp437", "encodings.iso8859_15", "encodings.mac_roman",
+)
 _HEADER = struct.Struct(">I")
 
 
@@ -88,19 +108,84 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _take_protocol_streams() -> tuple[BinaryIO, BinaryIO, int]:
-    """Move the protocol pipes off fds 0 and 1; point 0 and 1 at /dev/null."""
+    """Move the protocol pipes off fds 0 and 1; point 0 and 1 at /dev/null (read-only: the seccomp
+    filter refuses opening anything for writing)."""
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    devnull = os.open(os.devnull, os.O_RDWR)
+    devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     return proto_in, proto_out, devnull
 
 
 def _preload() -> None:
-    for name in sorted(ALLOWED_MODULES):
-        with contextlib.suppress(ImportError):
+    for name in (*sorted(ALLOWED_MODULES), *PRELOADED_CODECS):
+        with contextlib.suppress(ImportError, LookupError):
             importlib.import_module(name)
+
+
+def _has_capability(cap: int) -> bool:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> cap & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_root() -> str | None:
+    """As root with real capabilities (no bubblewrap): become uid/gid 65534, keeping only
+    CAP_DAC_READ_SEARCH (read any file; the audit hook and the path guards pick which). Returns what
+    happened, for the ready message; ``None`` when not root."""
+    if os.geteuid() != 0 or not _has_capability(_CAP_SETUID):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(64):
+        if cap != _CAP_DAC_READ_SEARCH:
+            libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails (EINVAL) past the last capability: fine
+    libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setresgid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    os.setresuid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    bit = 1 << _CAP_DAC_READ_SEARCH
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)(_CapData(bit, bit, 0), _CapData(0, 0, 0))
+    if libc.capset(ctypes.byref(header), data) != 0:
+        return f"uid {UNPRIVILEGED_ID} (no capabilities)"
+    return f"uid {UNPRIVILEGED_ID} (reads only)"
+
+
+def _python_dirs() -> list[str]:
+    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    dirs.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted(os.path.realpath(d) for d in dirs)
+
+
+def harden(reply_fd: int) -> tuple[audit.AuditControls, dict[str, str]]:
+    """The seccomp filter and the audit hook (after the imports, before any snippet)."""
+    layers: dict[str, str] = {}
+    prog = seccomp.program(deny_exec=True)
+    if prog is None:
+        layers["seccomp"] = "missing (not x86_64)"
+    else:
+        try:
+            seccomp.install(prog)
+            layers["seccomp"] = "on"
+        except OSError as exc:
+            layers["seccomp"] = f"missing ({exc.strerror or exc})"
+    controls = audit.install(reply_fd, _python_dirs())
+    layers["audit"] = "on"
+    return controls, layers
 
 
 def _set_limit(which: int, soft: int, hard: int) -> None:
@@ -132,7 +217,7 @@ def _release_memory_limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
-def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int) -> None:
+def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: audit.AuditControls) -> None:
     request = read_message(proto_in)
     if request is None:
         return
@@ -140,12 +225,14 @@ def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int) -> None:
     code = str(request.get("code", ""))
     roots = [Path(str(r)) for r in request.get("roots", [])]
     apply_limits(float(request.get("timeout", 10)), int(request.get("memory_bytes", 512 * 1024 * 1024)))
+    hooks = RunHooks(arm=lambda code: controls.arm(code, [str(r) for r in roots]),
+                     reading_frames=controls.reading_frames)
     out = OutputCollector(STDOUT_LIMIT)
     err = OutputCollector(STDERR_LIMIT)
     sys.stdout = out  # type: ignore[assignment]
     sys.stderr = err  # type: ignore[assignment]
     try:
-        outcome = run_snippet(code, roots, stdout=out, stderr=err)
+        outcome = run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
     except MemoryError:
         outcome = RunOutcome(stdout=out.text(), error="MemoryError (memory limit reached)")
     _release_memory_limit()
@@ -161,12 +248,16 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     parent_pid = int(args[args.index("--parent-pid") + 1]) if "--parent-pid" in args else 0
     proto_in, proto_out, devnull = _take_protocol_streams()
+    dropped = drop_root()
     _die_with_parent(parent_pid)
     _preload()
-    proto_out.write(encode_message({"ready": True, "pid": os.getpid()}))
+    controls, layers = harden(proto_out.fileno())
+    if dropped:
+        layers["uid"] = dropped
+    proto_out.write(encode_message({"ready": True, "pid": os.getpid(), "layers": layers}))
     proto_out.flush()
     try:
-        serve_one(proto_in, proto_out, devnull)
+        serve_one(proto_in, proto_out, devnull, controls)
     finally:
         os._exit(0)
 

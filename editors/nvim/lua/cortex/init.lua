@@ -9,6 +9,7 @@
 -- `overwrite: false` (Neovim would otherwise truncate an existing file).
 local compat = require('cortex.compat')
 local UI = require('cortex.ui')
+local review = require('cortex.review')
 
 local M = {}
 
@@ -37,6 +38,8 @@ local defaults = {
   autostart = true,
   open_float = true,
   echo_progress = true,
+  -- show every write as a diff to accept (a) or reject (r) before anything touches the disk
+  review_edits = true,
   float = { width = 0.6, height = 0.5, border = 'rounded' },
 }
 
@@ -121,25 +124,11 @@ local function on_event(_, result)
   emit({ kind = 'event', event = result })
 end
 
--- Text ending in a newline, inserted into a new (empty) buffer, leaves an empty last line, and
--- :write would then add a second newline. Drop it so the file is saved exactly as written.
-local function trim_created(fname)
-  local b = vim.fn.bufnr(fname)
-  if b == -1 or not vim.api.nvim_buf_is_loaded(b) then
-    return
-  end
-  local n = vim.api.nvim_buf_line_count(b)
-  local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1]
-  if n > 1 and last == '' and vim.api.nvim_buf_get_option(b, 'eol') then
-    vim.api.nvim_buf_set_lines(b, n - 1, n, false, {})
-  end
-end
-
--- workspace/applyEdit: refuse a CreateFile that would clobber an existing file (Neovim's own
--- create_file truncates it even with overwrite=false), make parent folders (0.7 does not), then
--- let Neovim apply the edit.
-local function apply_edit(default)
-  return function(err, params, ctx, config)
+-- workspace/applyEdit: refuse a CreateFile that would clobber an existing file, then show the
+-- write for review (cortex/review.lua: a diff tab, `a` accepts, `r` rejects) and write the accepted
+-- files to disk. Nothing is applied as a hidden, unsaved buffer.
+local function apply_edit()
+  return function(_, params)
     local edit = params and params.edit
     if edit and type(edit.documentChanges) == 'table' then
       for _, change in ipairs(edit.documentChanges) do
@@ -152,19 +141,16 @@ local function apply_edit(default)
             emit({ kind = 'edit', applied = false, reason = reason, params = params })
             return { applied = false, failureReason = reason }
           end
-          vim.fn.mkdir(vim.fn.fnamemodify(fname, ':h'), 'p')
         end
       end
     end
-    local result = default(err, params, ctx, config)
-    if result and result.applied and edit and type(edit.documentChanges) == 'table' then
-      for _, change in ipairs(edit.documentChanges) do
-        if change.kind == 'create' then
-          trim_created(vim.uri_to_fname(change.uri))
-        end
-      end
-    end
-    emit({ kind = 'edit', applied = result and result.applied, params = params, result = result })
+    local opts = vim.tbl_extend('force', state.opts or {}, {
+      on_review = function(shown)
+        emit({ kind = 'review', label = shown.label, files = shown.files, tab = shown.tab })
+      end,
+    })
+    local result = review.handle(params, opts)
+    emit({ kind = 'edit', applied = result.applied, reason = result.failureReason, params = params, result = result })
     return result
   end
 end
@@ -189,7 +175,7 @@ end
 local function handlers()
   local h = {
     ['cortex/event'] = on_event,
-    ['workspace/applyEdit'] = apply_edit(vim.lsp.handlers['workspace/applyEdit']),
+    ['workspace/applyEdit'] = apply_edit(),
   }
   if not compat.has_lsp_progress then
     local default = vim.lsp.handlers['$/progress']

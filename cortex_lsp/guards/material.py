@@ -1,5 +1,6 @@
-"""Text machinery behind :mod:`cortex_lsp.guards.provenance`: normalising a message and cutting out
-quoted, fenced and pasted material, and the hand-over / colon cuts of ``request_text``.
+"""The material cuts behind :mod:`cortex_lsp.guards.provenance`: normalising a message and cutting out
+quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.guards.pasted`), and the
+hand-over / colon cuts of ``request_text``.
 
 Everything is pure and linear-time (hand-written scanners and precompiled regexes without nested
 quantifiers), so hostile 8 KB messages are cheap.
@@ -12,6 +13,8 @@ import re
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
+
+from cortex_lsp.guards.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
 
 # ------------------------------------------------------------------------------------------------
 # normalisation
@@ -199,18 +202,20 @@ def _indent(line: str) -> int:
 def _cut_lines(text: str) -> str:
     kept: list[str] = []
     yaml_indent = -1
+    first = True
     for line in text.split("\n"):
         if yaml_indent >= 0:
             if not line.strip() or _indent(line) > yaml_indent:
                 continue
             yaml_indent = -1
-        if _EMAIL_HEADER.match(line) or _TRANSCRIPT.match(line):  # a pasted e-mail or chat log
-            break
+        if _EMAIL_HEADER.match(line) or _TRANSCRIPT.match(line) or starts_pasted_block(line):
+            break  # a pasted e-mail, chat log or stack trace: material to the end
         if _YAML_BLOCK.match(line):
             yaml_indent = _indent(line)
             continue
         if (
-            _BLOCKQUOTE.match(line)
+            looks_pasted(line, first=first)  # comments, headings, logs, traces, chat and document lines
+            or _BLOCKQUOTE.match(line)
             or _INDENTED.match(line)
             or _TABLE_ROW.match(line)
             or _CODE_LINE.match(line)
@@ -218,6 +223,7 @@ def _cut_lines(text: str) -> str:
             kept.append("")
             continue
         kept.append(line)
+        first = first and not line.strip()
     return "\n".join(kept)
 
 
@@ -359,6 +365,7 @@ def strip_material(text: str) -> str:
     text = _CDATA.sub(" ", text)
     text = _RAW_ELEMENT.sub(" ", text)
     text = _DECL.sub(" ", text)
+    text = cut_pasted_spans(text)
     text = _cut_elements(text)
     text = _cut_lines(text)
     text = _cut_backticks(text)

@@ -1,0 +1,305 @@
+"""The intent router: the plan, and where the words are explicit the tool calls, decided in code.
+
+It reads the typed :class:`~cortex_lsp.guards.intent.Intent` (the user's own words after provenance
+cuts: a selection, a quote or a pasted block is data and asks for nothing) and decides:
+
+* ``direct``: no tool intent at all → one model call, no planner (the fast path);
+* ``tools``: explicit calls with their arguments — a named file → ``read_file(path)``; "what files /
+  list" → ``list_dir(folder)``; arithmetic → ``calculator(expr)``; code given + run → ``python_exec``;
+  a typed URL → ``web_fetch(url)``; the project's documents → ``doc_search(query)``; "which file
+  mentions X" → ``search_files``; the time → ``current_time``; "save … to NAME" → ``write_file(NAME,
+  <the produced text>)`` after the content is produced;
+* ``undecided``: some tool intent without usable arguments → the model planner (full profile) or one
+  constrained tool call among :attr:`Route.tools` (small profile).
+
+The router grants nothing: every call it proposes still passes the plan guards, the per-call guards
+(the write grant, the path guard, the URL rule) and the edit sink.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from cortex_lsp.agent.plan_guards import intended_tools as plan_intended_tools
+from cortex_lsp.agent.types import Plan
+from cortex_lsp.agent.wordmath import arithmetic_from_words
+from cortex_lsp.guards.provenance import asks_for_code_writing, asks_for_python, instruction_text
+from cortex_lsp.guards.provenance import intended_tools as word_intended_tools
+
+RouteKind = Literal["direct", "tools", "undecided"]
+#: tools whose result is the answer: shown as it is, no model call needed to word it
+SELF_EXPLAINING = frozenset({"calculator", "list_dir", "current_time", "python_exec", "search_files"})
+MAX_READS = 3
+
+
+class WriteGrantLike(Protocol):
+    @property
+    def create(self) -> frozenset[str]: ...
+    @property
+    def replace(self) -> frozenset[str]: ...
+    @property
+    def unnamed_create(self) -> bool: ...
+
+
+class IntentLike(Protocol):
+    """The parts of the shared ``Intent`` the router reads."""
+
+    @property
+    def words(self) -> str: ...
+    @property
+    def files(self) -> tuple[str, ...]: ...
+    @property
+    def urls(self) -> tuple[str, ...]: ...
+    @property
+    def run_code(self) -> bool: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def arithmetic(self) -> str | None: ...
+    @property
+    def write_grant(self) -> WriteGrantLike: ...
+    def wants(self, *verbs: str) -> bool: ...
+
+
+def read_intent(message: str, *, selection: str | None = None) -> IntentLike:
+    """The user's intent, parsed once: the shared guards module when present, else the stand-in."""
+    try:
+        module = importlib.import_module("cortex_lsp.guards.intent")
+    except ImportError:
+        module = importlib.import_module("cortex_lsp.agent.interim_intent")
+    intent: IntentLike = module.parse_intent(message, selection=selection)
+    return intent
+
+
+@dataclass(frozen=True)
+class RoutedCall:
+    tool: str
+    arguments: dict[str, Any] = field(hash=False)
+
+    def step(self) -> str:
+        arg = next((str(v) for v in self.arguments.values() if isinstance(v, str)), "")
+        arg = " ".join(arg.split())
+        if len(arg) > 60:
+            arg = arg[:57] + "…"
+        return f"{self.tool}({arg})" if arg else f"{self.tool}()"
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: RouteKind
+    calls: tuple[RoutedCall, ...] = ()
+    #: the file to save the produced text to (after the calls and the prose), if the user asked
+    save_to: str | None = None
+    #: text the user gave for that file (quoted, fenced, "containing …"): saved as it is
+    save_text: str | None = None
+    #: every tool the route needs, in order (the calls', then write_file)
+    tools: tuple[str, ...] = ()
+    #: does the answer need the model's words (a question about the results, content to produce)?
+    prose: bool = True
+    reason: str = ""
+
+    def plan(self) -> Plan:
+        if self.kind == "direct" or not self.tools:
+            return Plan(kind="direct", steps=["Answer directly"])
+        steps = [f"Call {c.step()}" for c in self.calls][:3]
+        if self.kind == "undecided":
+            steps.append(f"Use one of: {', '.join(self.tools)}")
+        if self.prose:
+            steps.append("Write the answer from the results")
+        if self.save_to:
+            steps.append(f"Save the result to {self.save_to} with write_file")
+        return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
+
+
+_USE_PYTHON = re.compile(
+    r"\b(?:use|using|with|via|run|in\s+the)\s+(?:the\s+)?(?:python|sandbox)\b"
+    r"(?!\s+(?:function|code|script|class|program|syntax))",
+    re.IGNORECASE,
+)
+_TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
+_LIST_WORDS = re.compile(
+    r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
+    r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
+    r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
+    re.IGNORECASE,
+)
+_FOLDER = re.compile(
+    r"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:(?:folder|directory|dir)\s+)?"
+    r"([\w][\w./-]*)/?\s+(?:folder|directory|dir)\b|\b(?:folder|directory|dir)\s+([\w][\w./-]*/?)",
+    re.IGNORECASE,
+)
+_NOT_FOLDERS = frozenset({"open", "this", "current", "project", "workspace", "root", "my", "the", "whole", "same",
+                          "please", "here", "and", "contents", "content", "structure", "tree", "now"})
+_SEARCH_WORDS = re.compile(
+    r"\b(?:which|what)\s+files?\s+(?:mentions?|contains?|has|have|includes?|refers?\s+to|uses?)\s+(.+?)[?.!]*$"
+    r"|\bsearch\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder|sources?)\s+for\s+(.+?)[?.!]*$"
+    r"|\b(?:find|grep)\s+(.+?)\s+in\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder)\b",
+    re.IGNORECASE,
+)
+_DOC_WORDS = re.compile(
+    r"\b(?:search|check|look\s+in|look\s+through|ask|according\s+to|in)\s+(?:the\s+|my\s+|our\s+)?"
+    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\b",
+    re.IGNORECASE,
+)
+_DOC_PREFIX = re.compile(
+    r"^\s*(?:please\s+)?(?:search|check|look\s+(?:in|through))\s+(?:the\s+|my\s+|our\s+)?"
+    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
+    re.IGNORECASE,
+)
+_TIME_WORDS = re.compile(
+    r"\b(?:what\s+time|current\s+(?:time|date)|time\s+is\s+it|today'?s\s+date|what\s+day\s+is|"
+    r"what'?s\s+the\s+date|what\s+is\s+the\s+date|date\s+today)\b",
+    re.IGNORECASE,
+)
+_SHOW_ONLY = re.compile(
+    r"^\s*(?:please\s+)?(?:read|show|open|cat|display|print|view)(?:\s+me)?\s+(?:the\s+)?(?:file\s+)?"
+    r"[\w./-]+(?:\s+(?:file|please))?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_CONTAINING = re.compile(
+    r"\b(?:(?:containing|that\s+contains|contains)(?:\s+the\s+(?:text|words?|line))?|"
+    r"with\s+the\s+(?:text|content|contents|words?|line)|that\s+says|saying)\s*:?\s+(.+?)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
+_JSON_BLOCK = re.compile(r"(\{.*\}|\[.*\])", re.DOTALL)
+_QUOTED = re.compile(r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”")
+
+
+def _folder(words: str) -> str:
+    for match in _FOLDER.finditer(words):
+        name = (match.group(1) or match.group(2) or "").strip("/")
+        if name and name.lower() not in _NOT_FOLDERS:
+            return name
+    return "."
+
+
+def _search_query(words: str) -> str | None:
+    match = _SEARCH_WORDS.search(words.strip())
+    if match is None:
+        return None
+    query = next(g for g in match.groups() if g).strip().strip("\"'`")
+    query = re.sub(r"\s+(?:comments?|mentions?|in\s+(?:the\s+)?files?)$", "", query, flags=re.IGNORECASE)
+    query = re.sub(r"^(?:the\s+(?:word|text|string)\s+)", "", query, flags=re.IGNORECASE)
+    return query or None
+
+
+def _doc_query(words: str) -> str:
+    query = _DOC_PREFIX.sub("", words).strip(" -–—:,")
+    return query or words.strip()
+
+
+def given_text(message: str, words: str, save_to: str) -> str | None:
+    """Text the user gave for the file (fenced, JSON, quoted, or "containing …"), or ``None``."""
+    fenced = _FENCED.search(message)
+    if fenced:
+        return fenced.group(1)
+    if save_to.lower().endswith(".json"):
+        block = _JSON_BLOCK.search(message)
+        if block:
+            return block.group(1)
+    quoted = _QUOTED.search(message)
+    if quoted and (quoted.group(1) or quoted.group(2)) != save_to:
+        return quoted.group(1) or quoted.group(2)
+    containing = _CONTAINING.search(message)
+    if containing:
+        text = containing.group(1).strip()
+        text = re.sub(r"\s+(?:to|in|into)\s+(?:the\s+file\s+)?" + re.escape(save_to) + r"\s*$", "", text)
+        return text.rstrip(".").strip() or None
+    return None
+
+
+def _save_target(intent: IntentLike) -> str | None:
+    grant = intent.write_grant
+    named = grant.create | grant.replace
+    for name in intent.files:
+        if name in named:
+            return name
+    return sorted(named)[0] if named else None
+
+
+def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
+    """Tools the words call for (the guards' readings); "a closure in Python" is not a run."""
+    wanted = (set(word_intended_tools(words)) | plan_intended_tools(words, available)) & set(available)
+    if not runs and not _USE_PYTHON.search(words):
+        wanted.discard("python_exec")
+    return wanted
+
+
+def route(
+    intent: IntentLike,
+    *,
+    message: str,
+    available: Sequence[str],
+    code_at_hand: str | None = None,
+) -> Route:
+    """The route for one request (see the module docstring). Pure: no model, no I/O."""
+    words = intent.words
+    offered = set(available)
+    calls: list[RoutedCall] = []
+    code_writing = asks_for_code_writing(words)
+
+    if "web_fetch" in offered:
+        for url in intent.urls[:2]:
+            calls.append(RoutedCall("web_fetch", {"url": url}))
+
+    code = intent.code or code_at_hand
+    runs = intent.run_code and bool(code)
+    if runs and code and "python_exec" in offered:
+        calls.append(RoutedCall("python_exec", {"code": code}))
+
+    expression = None
+    if not code_writing and not runs and not intent.urls:
+        expression = (intent.arithmetic or arithmetic_from_words(words) or "").strip().rstrip(".").strip() or None
+    if expression and "calculator" in offered and not asks_for_python(words):
+        calls.append(RoutedCall("calculator", {"expression": expression}))
+
+    save_to = _save_target(intent) if "write_file" in offered else None
+    grant = intent.write_grant
+    create_only = grant.create - grant.replace
+    reads = [f for f in intent.files if f not in create_only][:MAX_READS]
+    if "read_file" in offered:
+        calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
+
+    if "list_dir" in offered and _LIST_WORDS.search(words) and not code_writing:
+        calls.append(RoutedCall("list_dir", {"path": _folder(words)}))
+
+    query = _search_query(words)
+    if query and "search_files" in offered and not reads:
+        calls.append(RoutedCall("search_files", {"query": query}))
+
+    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads:
+        calls.append(RoutedCall("doc_search", {"query": _doc_query(words)}))
+
+    if "current_time" in offered and _TIME_WORDS.search(words):
+        calls.append(RoutedCall("current_time", {}))
+
+    tools = list(dict.fromkeys(c.tool for c in calls))
+    if save_to:
+        tools.append("write_file")
+    if calls or save_to:
+        save_text = given_text(message, words, save_to) if save_to else None
+        shown_only = all(c.tool in SELF_EXPLAINING for c in calls) or (
+            bool(calls) and all(c.tool == "read_file" for c in calls) and _SHOW_ONLY.match(words) is not None
+        )
+        needs_prose = (save_to is not None and save_text is None) or not shown_only
+        return Route(
+            "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(tools),
+            prose=needs_prose, reason="the user's words name the tools and their arguments",
+        )
+    wanted = _wanted(words, available, runs=intent.run_code)
+    if not wanted:
+        # the hand-over and reported-speech cuts guard side effects; whether a request is plain
+        # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
+        wanted = _wanted(instruction_text(message), available, runs=intent.run_code)
+    named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
+    if named or _TOOL_WORD.search(words):
+        wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
+    if wanted or intent.files or intent.urls or (intent.run_code and code):
+        ordered = tuple(t for t in available if t in wanted)
+        return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
+    return Route("direct", reason="no tool intent in the user's words")

@@ -1,0 +1,114 @@
+"""Arithmetic the user wrote, as a calculator expression: symbols ("17 * 23") and common words.
+
+Handles "X divided by / times / plus / minus / modulo / to the power of Y", "square root of X",
+"X factorial", "X% of Y", "the average of a, b and c", a temperature conversion, a distance over a
+time ("180 km in 2 hours ... speed") and a running count ("I have 12, give away 5, buy 9 more").
+``None`` when the words hold no arithmetic; the calculator then never runs. The expression is only
+a proposal: the calculator parses it with its own bounded evaluator.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUM = r"(-?\d+(?:[.,]\d+)*)"
+_SYMBOLIC = re.compile(
+    r"(?:(?<![\w.])|(?<=\())[-(]*\s*\d[\d.,]*(?:\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d[\d.,]*\)*)+",
+    re.IGNORECASE,
+)
+_BINARY_WORDS = (
+    (re.compile(rf"{_NUM}\s+(?:divided\s+by|over)\s+{_NUM}", re.I), "({a}) / ({b})"),
+    (re.compile(rf"{_NUM}\s+(?:times|multiplied\s+by)\s+{_NUM}", re.I), "({a}) * ({b})"),
+    (re.compile(rf"{_NUM}\s+plus\s+{_NUM}", re.I), "({a}) + ({b})"),
+    (re.compile(rf"{_NUM}\s+minus\s+{_NUM}", re.I), "({a}) - ({b})"),
+    (re.compile(rf"{_NUM}\s+(?:modulo|mod)\s+{_NUM}", re.I), "({a}) % ({b})"),
+    (re.compile(rf"(?:remainder\s+(?:of|when)\s+){_NUM}\s+(?:is\s+)?divided\s+by\s+{_NUM}", re.I), "({a}) % ({b})"),
+    (re.compile(rf"{_NUM}\s+(?:to\s+the\s+power\s+(?:of\s+)?|raised\s+to\s+(?:the\s+power\s+of\s+)?){_NUM}", re.I),
+     "({a}) ** ({b})"),
+    (re.compile(rf"{_NUM}\s*(?:%|percent)\s+of\s+{_NUM}", re.I), "({a}) / 100 * ({b})"),
+)
+_SQRT = re.compile(rf"square\s+root\s+of\s+{_NUM}", re.I)
+_FACTORIAL = re.compile(rf"(?:{_NUM}\s+factorial|factorial\s+of\s+{_NUM}|{_NUM}\s*!)", re.I)
+_SQUARED = re.compile(rf"{_NUM}\s+(squared|cubed)", re.I)
+_AVERAGE = re.compile(r"\b(?:average|mean)\s+of\s+((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)?){2,})", re.I)
+_DEG = r"\s*(?:°\s*|degrees?\s+)?"
+_C_TO_F = re.compile(rf"{_NUM}{_DEG}(?:c\b|celsius)[^.?!]*?\b(?:to|in)\s+(?:°\s*)?(?:f\b|fahrenheit)", re.I)
+_F_TO_C = re.compile(rf"{_NUM}{_DEG}(?:f\b|fahrenheit)[^.?!]*?\b(?:to|in)\s+(?:°\s*)?(?:c\b|celsius)", re.I)
+_SPEED = re.compile(
+    rf"{_NUM}\s*(?:km|kilometres|kilometers|miles|mi|m|metres|meters)\b[^.?!]*?\bin\s+{_NUM}\s*"
+    r"(?:hours?|h|hrs?|minutes?|mins?|seconds?|s)\b[^?]*\b(?:speed|fast|per)\b",
+    re.I,
+)
+_HAVE = re.compile(rf"\b(?:have|has|had|start\s+with|there\s+are|there\s+were)\s+{_NUM}\s+(\w+)", re.I)
+_CHANGE = re.compile(
+    rf"\b(give\s+away|gave\s+away|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take\s+away|"
+    rf"buy|bought|get|got|find|found|receive|received|add|gain|earn|pick)\s+(?:another\s+)?{_NUM}",
+    re.I,
+)
+_MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
+                "use", "used", "remove", "take")
+
+
+def _n(text: str) -> str:
+    return text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+", text) else text.replace(",", ".")
+
+
+def _symbolic(words: str) -> str | None:
+    best = ""
+    for match in _SYMBOLIC.finditer(words):
+        text = match.group(0).strip()
+        if len(text) > len(best) and re.search(r"\d\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d", text, re.I):
+            best = text
+    if not best or re.fullmatch(r"[\d.,]+(?:-[\d.,]+)+", best):
+        return None  # 555-1234, 2024-01-05: a phone number or a date, not a subtraction
+    expr = re.sub(r"(?<=\d)\s*[x×]\s*(?=[\d(])", " * ", best, flags=re.I).replace("÷", "/").replace("^", "**")
+    expr = re.sub(r"(\d),(\d{3})\b", r"\1\2", expr)
+    if expr.count("(") != expr.count(")"):
+        expr = expr.strip("()").strip()
+    return expr.rstrip(".").strip() or None
+
+
+def _running_count(words: str) -> str | None:
+    start = _HAVE.search(words)
+    if start is None:
+        return None
+    terms = [_n(start.group(1))]
+    for change in _CHANGE.finditer(words, start.end()):
+        sign = "-" if change.group(1).split()[0].lower() in _MINUS_VERBS else "+"
+        terms.append(f"{sign} {_n(change.group(2))}")
+    return " ".join(terms) if len(terms) > 1 else None
+
+
+def arithmetic_from_words(words: str) -> str | None:
+    """The calculator expression the words ask for, or ``None``."""
+    text = " ".join(words.split())
+    for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
+        match = pattern.search(text)
+        if match:
+            return template.format(a=_n(match.group(1)))
+    match = _SPEED.search(text)
+    if match:
+        return f"({_n(match.group(1))}) / ({_n(match.group(2))})"
+    match = _AVERAGE.search(text)
+    if match:
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
+        if len(numbers) >= 2:
+            return f"({' + '.join(numbers)}) / {len(numbers)}"
+    counted = _running_count(text)
+    if counted:
+        return counted
+    for pattern, template in _BINARY_WORDS:
+        match = pattern.search(text)
+        if match:
+            return template.format(a=_n(match.group(1)), b=_n(match.group(2)))
+    match = _SQRT.search(text)
+    if match:
+        return f"sqrt({_n(match.group(1))})"
+    match = _FACTORIAL.search(text)
+    if match:
+        value = next(g for g in match.groups() if g)
+        return f"factorial({_n(value)})"
+    match = _SQUARED.search(text)
+    if match:
+        return f"({_n(match.group(1))}) ** {2 if match.group(2).lower() == 'squared' else 3}"
+    return _symbolic(text)

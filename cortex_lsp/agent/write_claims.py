@@ -1,0 +1,188 @@
+"""Answers never claim a write that did not happen.
+
+The model writes the answer; the edit sink knows what was written. After a run this module compares
+the two: every sentence of the answer that claims a file was saved/written/created/updated is checked
+against the edits the editor actually applied. A claim about a file that was not written (declined,
+rejected in review, refused by a guard, timed out, or never attempted) is replaced by a plain
+statement of what happened, and a short ledger ("Written: …", "Not written: … (why)") is added to the
+answer and the result's notes whenever a write failed or a claim was corrected.
+
+Plain module: it knows nothing of LSP or of the model; it reads the run's ``EditOutcome`` list and its
+tool-call records.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from urllib.parse import unquote, urlparse
+
+from cortex_lsp.agent.types import RunRecord, ToolCallRecord
+from cortex_lsp.ports import EditOutcome
+
+WRITE_TOOL = "write_file"
+
+# Past/perfect forms that assert a write happened (English, German, French, Spanish basics).
+_CLAIM = re.compile(
+    r"\b(saved|wrote|written|created|stored|updated|replaced|overwritten|overwrote|appended|exported|"
+    r"put|placed|added|recorded|gespeichert|geschrieben|erstellt|enregistré|écrit|créé|guardado|"
+    r"guardé|escrito|creado)\b",
+    re.IGNORECASE,
+)
+# A sentence that says the write did NOT happen, or only might, is not a claim.
+_NOT_A_CLAIM = re.compile(
+    r"\b(not|n't|never|unable|failed|fail|declined|rejected|refused|cannot|can't|couldn't|didn't|"
+    r"wasn't|won't|will|would|could|should|can|may|might|shall|if|once|nicht|pas|no|nunca|be|being)\b",
+    re.IGNORECASE,
+)
+_LOOKBACK_WORDS = 4
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+_FILE_WORD = re.compile(r"\b(file|files|datei|fichier|archivo)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|while|whereas|although|aber|mais|pero)\s+", re.IGNORECASE)
+_BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n)")
+
+
+@dataclass(frozen=True)
+class WriteLedger:
+    """What a run wrote: file names (workspace-relative where known) and the ones it did not, with why."""
+
+    written: tuple[str, ...]
+    not_written: tuple[tuple[str, str], ...]
+
+    @property
+    def attempted(self) -> bool:
+        return bool(self.written or self.not_written)
+
+    def has_written(self, name: str) -> bool:
+        wanted = name.strip().lstrip("./")
+        return any(w == wanted or w.endswith("/" + wanted) or PurePosixPath(w).name == wanted
+                   for w in self.written)
+
+    def why_not(self, name: str) -> str:
+        wanted = name.strip().lstrip("./")
+        for path, why in self.not_written:
+            if path == wanted or path.endswith("/" + wanted) or PurePosixPath(path).name == PurePosixPath(wanted).name:
+                return why
+        return "no write of this file happened in this run"
+
+    def lines(self) -> list[str]:
+        out = [f"Written: {', '.join(self.written) if self.written else 'nothing'}."]
+        for path, why in self.not_written:
+            out.append(f"Not written: {path} ({_short(why)}).")
+        return out
+
+
+@dataclass(frozen=True)
+class HonestAnswer:
+    text: str
+    corrected: tuple[str, ...]  # the claims that were removed
+    notes: tuple[str, ...]      # ledger lines for the result's notes (empty when nothing to say)
+
+
+def _short(reason: str) -> str:
+    text = reason.strip().rstrip(".")
+    for prefix in ("Not written: ", "Not written:"):
+        while text.startswith(prefix):
+            text = text[len(prefix):]
+    return text[:200] or "not applied"
+
+
+def _name_of(uri: str, roots: Sequence[str]) -> str:
+    path = unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+    for root in roots:
+        prefix = root.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return PurePosixPath(path).name
+
+
+def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
+           roots: Sequence[str] = ()) -> WriteLedger:
+    """The run's writes: applied edits are written; declined/refused edits and failed write_file calls are not."""
+    written: list[str] = []
+    missed: list[tuple[str, str]] = []
+    for edit in edits:
+        name = _name_of(edit.uri, roots)
+        if edit.applied:
+            if name not in written:
+                written.append(name)
+        else:
+            missed.append((name, edit.reason or "the editor did not apply it"))
+    covered = {PurePosixPath(n).name for n in written} | {PurePosixPath(n).name for n, _ in missed}
+    for call in tool_calls:
+        if call.tool != WRITE_TOOL or call.success:
+            continue
+        raw = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+        name = str(raw).strip().lstrip("./") if raw else "(unnamed file)"
+        if PurePosixPath(name).name in covered:
+            continue
+        covered.add(PurePosixPath(name).name)
+        missed.append((name, call.output.replace("ERROR: ", "", 1).strip() or "the write failed"))
+    written_names = {PurePosixPath(n).name for n in written}
+    missed = [(n, why) for n, why in missed if PurePosixPath(n).name not in written_names]
+    return WriteLedger(written=tuple(written), not_written=tuple(missed))
+
+
+def _clause_claim(clause: str, book: WriteLedger) -> list[str] | None:
+    claims = False
+    for verb in _CLAIM.finditer(clause):
+        before = re.findall(r"[\w']+", clause[: verb.start()])[-_LOOKBACK_WORDS:]
+        if not any(_NOT_A_CLAIM.fullmatch(w) for w in before):
+            claims = True
+    if not claims:
+        return None
+    names = [m.group(1) for m in _FILE_NAME.finditer(clause)]
+    if names:
+        false = [n for n in names if not book.has_written(n)]
+        return false or None
+    if _FILE_WORD.search(clause) and not book.written:
+        return []
+    return None
+
+
+def _false_claim(sentence: str, book: WriteLedger) -> list[str] | None:
+    """The file names a sentence falsely claims were written (``[]`` = an unnamed false claim), or None."""
+    if sentence.rstrip().endswith("?"):
+        return None
+    found: list[str] | None = None
+    for clause in _CLAUSE.split(sentence):
+        false = _clause_claim(clause, book)
+        if false is not None:
+            found = (found or []) + [n for n in false if n not in (found or [])]
+    return found
+
+
+def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
+                  roots: Sequence[str] = ()) -> HonestAnswer:
+    """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was wrong."""
+    book = ledger(edits, tool_calls, roots)
+    corrected: list[str] = []
+    pieces: list[str] = []
+    for i, sentence in enumerate(_BREAK.split(answer)):
+        false = None if i % 2 or not sentence.strip() else _false_claim(sentence, book)
+        if false is None:
+            pieces.append(sentence)
+            continue
+        corrected.append(sentence.strip())
+        lead = sentence[: len(sentence) - len(sentence.lstrip())]
+        if false:
+            said = "; ".join(f"{n} was not written ({_short(book.why_not(n))})" for n in false)
+        else:
+            said = "No file was written"
+        pieces.append(f"{lead}[{said}.]")
+    text = "".join(pieces)
+    if not corrected and not book.not_written:
+        return HonestAnswer(text=answer, corrected=(), notes=())
+    lines = book.lines()
+    footer = "\n".join(f"- {line}" for line in lines)
+    text = f"{text.rstrip()}\n\n{footer}" if text.strip() else footer
+    return HonestAnswer(text=text, corrected=tuple(corrected), notes=tuple(lines))
+
+
+def honest_for_record(answer: str, record: RunRecord) -> str:
+    """The kernel's one call: the corrected answer; the ledger lines go into the run's notes."""
+    honest = honest_answer(answer, record.edits, record.tool_calls)
+    record.notes.extend(n for n in honest.notes if n not in record.notes)
+    return honest.text

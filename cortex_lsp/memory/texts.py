@@ -1,0 +1,106 @@
+"""The text of facts and of tool-sequence tasks, in our SQLite (``memory.db``), keyed like their vectors.
+
+Chroma holds only ids and vectors (:mod:`cortex_lsp.memory.vectors`); here is what they mean. A
+deleted text is scrubbed from the file (``secure_delete``, ``VACUUM``, WAL truncated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from cortex_lsp.memory.episodic import EpisodicStore
+
+
+@dataclass(frozen=True)
+class FactText:
+    id: str
+    content: str
+    session_id: str
+    source: str
+    updated: float
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "source": self.source, "updated": self.updated}
+
+
+@dataclass(frozen=True)
+class TaskText:
+    id: str
+    task: str
+    tools: str  # JSON list of tool names
+    steps: int
+    updated: float
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"tools": self.tools, "steps": self.steps, "updated": self.updated}
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class FactTexts:
+    def __init__(self, db: EpisodicStore) -> None:
+        self.db = db
+
+    async def put(self, rows: list[FactText]) -> None:
+        await asyncio.to_thread(
+            self.db.write,
+            "INSERT INTO facts(id, content, session_id, source, updated) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET content = excluded.content, session_id = excluded.session_id, "
+            "source = excluded.source, updated = excluded.updated",
+            [(r.id, r.content, r.session_id, r.source, r.updated) for r in rows],
+        )
+
+    async def get(self, ids: list[str] | None = None) -> dict[str, FactText]:
+        """The rows for ``ids`` (all rows when ``None``), by id."""
+        sql = "SELECT id, content, session_id, source, updated FROM facts"
+        found: list[tuple[Any, ...]] = []
+        if ids is None:
+            found = await asyncio.to_thread(self.db.read, sql + " ORDER BY updated, id")
+        else:
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                found += await asyncio.to_thread(self.db.read, sql + f" WHERE id IN ({_marks(len(part))})", part)
+        return {r[0]: FactText(str(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in found}
+
+    async def delete(self, fid: str) -> bool:
+        changed = await asyncio.to_thread(self.db.write, "DELETE FROM facts WHERE id = ?", [(fid,)])
+        if changed:
+            await asyncio.to_thread(self.db.scrub)
+        return changed > 0
+
+
+class TaskTexts:
+    def __init__(self, db: EpisodicStore) -> None:
+        self.db = db
+
+    async def put(self, row: TaskText) -> None:
+        await asyncio.to_thread(
+            self.db.write,
+            "INSERT INTO procedures(id, task, tools, steps, updated) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET task = excluded.task, tools = excluded.tools, "
+            "steps = excluded.steps, updated = excluded.updated",
+            [(row.id, row.task, row.tools, row.steps, row.updated)],
+        )
+
+    async def get(self, ids: list[str] | None = None) -> dict[str, TaskText]:
+        sql = "SELECT id, task, tools, steps, updated FROM procedures"
+        found: list[tuple[Any, ...]] = []
+        if ids is None:
+            found = await asyncio.to_thread(self.db.read, sql + " ORDER BY updated, id")
+        else:
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                found += await asyncio.to_thread(self.db.read, sql + f" WHERE id IN ({_marks(len(part))})", part)
+        return {r[0]: TaskText(str(r[0]), str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in found}
+
+    async def delete(self, pid: str) -> bool:
+        changed = await asyncio.to_thread(self.db.write, "DELETE FROM procedures WHERE id = ?", [(pid,)])
+        if changed:
+            await asyncio.to_thread(self.db.scrub)
+        return changed > 0

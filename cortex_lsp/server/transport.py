@@ -1,0 +1,286 @@
+"""The server's stdio transport: one reader on the event loop that frames LSP messages and survives bad input.
+
+Replaces pygls' reader, which reads stdin with a thread-pool call per header line and per body (three
+thread hops a message: while a run streams, each hop waits for the GIL and a turn of the loop, and a
+code action waited tens of ms) and which desynchronises for good on a frame without ``Content-Length``.
+
+- stdin that is a pipe or socket is read by the event loop itself (``connect_read_pipe``); anything else
+  (a regular file, a terminal) by one helper thread, through the same framer.
+- :class:`Framer` is a sans-IO parser. On a malformed frame — no ``Content-Length``, a bad or huge length,
+  a header line that is not ``Name: value``, garbage between frames, a body that is not JSON — it logs
+  one error (``cortex.transport``, mirrored to the editor's log) and resynchronises on the next
+  ``Content-Length:``/``Content-Type:`` header. A body that is cut short (its length says more than was
+  sent) is abandoned after a quiet second if a new frame header is waiting inside it.
+- A request whose JSON is valid but whose params do not fit answers an error with its id, so the client
+  is never left waiting; the server then answers the next valid request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import stat
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.io_ import StdoutWriter
+
+if TYPE_CHECKING:
+    from pygls.protocol import JsonRPCProtocol
+    from pygls.server import JsonRPCServer
+
+log = logging.getLogger("cortex.transport")
+
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a frame larger than this is refused (the editor never sends one)
+MAX_HEADER_BYTES = 8 * 1024  # a header block larger than this is garbage
+READ_CHUNK = 256 * 1024
+STALL_SECONDS = 1.0  # a body this quiet, with a frame header inside it, was cut short
+_MARKER = re.compile(rb"content-(?:length|type)\s*:", re.IGNORECASE)
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
+_HEADER_LINE = re.compile(rb"^([A-Za-z0-9_-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_KEEP_TAIL = 32  # bytes kept when no header marker is found (a marker may be split across reads)
+
+
+@dataclass(frozen=True)
+class Frame:
+    body: bytes
+
+
+@dataclass(frozen=True)
+class FrameError:
+    message: str
+
+
+class Framer:
+    """Split a byte stream into LSP frames; never raises, resynchronises after anything malformed."""
+
+    def __init__(self, *, max_body: int = MAX_BODY_BYTES) -> None:
+        self._buf = bytearray()
+        self._need: int | None = None  # the body length once a header block was read
+        self._max_body = max_body
+
+    @property
+    def waiting_for_body(self) -> bool:
+        return self._need is not None
+
+    def feed(self, data: bytes) -> Iterator[Frame | FrameError]:
+        self._buf += data
+        while True:
+            if self._need is not None:
+                if len(self._buf) < self._need:
+                    return
+                body = bytes(self._buf[: self._need])
+                del self._buf[: self._need]
+                self._need = None
+                yield Frame(body)
+                continue
+            item = self._header()
+            if item is None:
+                return
+            if isinstance(item, FrameError):
+                yield item
+
+    def resync_from(self, body: bytes) -> bool:
+        """A body that was not a message: if a frame header starts inside it, read again from there."""
+        joined = body + bytes(self._buf[:64])  # a length a few bytes too long ate the start of the next header
+        match = _MARKER.search(joined, 1)
+        if match is None or match.start() >= len(body):
+            return False
+        self._buf[0:0] = body[match.start():]
+        return True
+
+    def stalled(self) -> FrameError | None:
+        """The awaited body never completed: give it up if a new frame header waits inside it."""
+        if self._need is None:
+            return None
+        match = _MARKER.search(self._buf)
+        if match is None:
+            return None
+        dropped = match.start()
+        del self._buf[:dropped]
+        self._need = None
+        return FrameError(f"a frame was shorter than its Content-Length; dropped {dropped} bytes and resynchronised")
+
+    def _skip_to_marker(self, start: int, why: str) -> FrameError:
+        match = _MARKER.search(self._buf, start)
+        if match is None:
+            dropped = max(len(self._buf) - _KEEP_TAIL, start)
+        else:
+            dropped = match.start()
+        del self._buf[:dropped]
+        return FrameError(f"{why}; skipped {dropped} bytes")
+
+    def _header(self) -> FrameError | bool | None:
+        """Parse one header block at the front of the buffer: True when a body is now awaited, None when
+        more bytes are needed, a FrameError when something was skipped."""
+        if not self._buf:
+            return None
+        match = _MARKER.match(self._buf)
+        if match is None:
+            # garbage between frames (or a stray blank line): up to the next header
+            found = _MARKER.search(self._buf)
+            if found is None and len(self._buf) <= _KEEP_TAIL:
+                return None
+            if found is None and not self._buf.strip():
+                self._buf.clear()
+                return None
+            stripped = len(self._buf) - len(self._buf.lstrip(b"\r\n"))
+            if found is not None and found.start() == stripped and stripped > 0:
+                del self._buf[:stripped]  # blank lines before a header are harmless
+                return False
+            return self._skip_to_marker(0, "garbage between frames")
+        end = _HEADER_END.search(self._buf)
+        if end is None:
+            if len(self._buf) > MAX_HEADER_BYTES:
+                return self._skip_to_marker(1, f"a header block longer than {MAX_HEADER_BYTES} bytes")
+            return None
+        block = bytes(self._buf[: end.start()])
+        length: int | None = None
+        problem = ""
+        for line in re.split(rb"\r?\n", block):
+            parsed = _HEADER_LINE.match(line)
+            if parsed is None:
+                problem = f"a malformed header line {line[:60]!r}"
+                break
+            name, value = parsed.group(1).lower(), parsed.group(2)
+            if name == b"content-length":
+                if not value.isdigit() or len(value) > 12:
+                    problem = f"a bad Content-Length {value[:40]!r}"
+                    break
+                length = int(value)
+        if not problem and length is None:
+            problem = "a frame without Content-Length"
+        if not problem and length is not None and length > self._max_body:
+            problem = f"a frame of {length} bytes (the limit is {self._max_body})"
+        if problem:
+            return self._skip_to_marker(1, problem)
+        del self._buf[: end.end()]
+        self._need = length
+        return True
+
+
+def dispatch(protocol: JsonRPCProtocol, framer: Framer, frame: Frame) -> None:
+    """Hand one frame to the protocol; a body that is not a message is logged (and answered if it has an id)."""
+    try:
+        raw = json.loads(frame.body)
+    except ValueError as exc:  # not JSON, or not UTF-8
+        resynced = framer.resync_from(frame.body)
+        log.error("malformed frame: the body is not JSON (%s)%s", exc.__class__.__name__,
+                  "; resynchronised on a header inside it" if resynced else "")
+        _answer_error(protocol, None, JsonRpcParseError())
+        return
+    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+        log.error("malformed frame: not a JSON-RPC 2.0 object")
+        msg_id = raw.get("id") if isinstance(raw, dict) else None
+        _answer_error(protocol, msg_id if isinstance(msg_id, int | str) else None, JsonRpcInvalidRequest())
+        return
+    try:
+        message = protocol.structure_message(raw)
+    except JsonRpcException as exc:
+        msg_id = raw.get("id")
+        log.error("malformed %s: %s", raw.get("method", "message"), exc)
+        if "method" in raw and isinstance(msg_id, int | str):
+            _answer_error(protocol, msg_id, exc)
+        elif isinstance(msg_id, int | str):  # a malformed response: fail the request waiting for it
+            future = protocol._request_futures.pop(msg_id, None)
+            if future is not None and not future.done():
+                future.set_exception(exc)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        log.exception("unable to handle a message")
+
+
+def _answer_error(protocol: JsonRPCProtocol, msg_id: int | str | None, exc: JsonRpcException) -> None:
+    try:
+        protocol._send_response(msg_id, error=exc.to_response_error())  # type: ignore[arg-type]
+    except Exception:
+        log.exception("could not answer a malformed message")
+
+
+async def _pipe_reader(stdin: BinaryIO) -> Callable[[], Awaitable[bytes]] | None:
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return None
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
+    loop = asyncio.get_running_loop()
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError):
+        return None
+    return lambda: reader.read(READ_CHUNK)
+
+
+def _thread_reader(stdin: BinaryIO) -> Callable[[], Awaitable[bytes]]:
+    loop = asyncio.get_running_loop()
+    raw = getattr(stdin, "raw", stdin)
+
+    def read() -> bytes:
+        try:
+            return bytes(raw.read(READ_CHUNK) or b"")
+        except (OSError, ValueError):
+            return b""
+
+    return lambda: loop.run_in_executor(None, read)
+
+
+async def run(server: JsonRPCServer, stdin: BinaryIO, stop: threading.Event) -> None:
+    """Read frames from ``stdin`` until EOF or ``stop``; one reader, on the loop when stdin is a pipe."""
+    read = await _pipe_reader(stdin) or _thread_reader(stdin)
+    framer = Framer()
+    protocol = server.protocol
+    pending: asyncio.Future[bytes] | None = None
+    try:
+        while not stop.is_set():
+            if pending is None:
+                pending = asyncio.ensure_future(read())
+            # a read is never abandoned (a threaded read would lose its bytes); only the wait is bounded
+            done, _ = await asyncio.wait({pending}, timeout=STALL_SECONDS if framer.waiting_for_body else None)
+            if not done:
+                error = framer.stalled()
+                if error is not None:
+                    log.error("malformed frame: %s", error.message)
+                    for item in framer.feed(b""):
+                        _handle(protocol, framer, item)
+                continue
+            chunk, pending = pending.result(), None
+            if not chunk:
+                log.info("stdin closed; stopping")
+                break
+            for item in framer.feed(chunk):
+                _handle(protocol, framer, item)
+    finally:
+        if pending is not None:
+            pending.cancel()
+
+
+def _handle(protocol: JsonRPCProtocol, framer: Framer, item: Frame | FrameError) -> None:
+    if isinstance(item, FrameError):
+        log.error("malformed frame: %s", item.message)
+    else:
+        dispatch(protocol, framer, item)
+
+
+def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """The body of ``start_io``: our reader, pygls' writer and shutdown."""
+    server._stop_event = stop = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    try:
+        asyncio.run(run(server, stdin or sys.stdin.buffer, stop))
+    except BrokenPipeError:
+        log.error("Connection to the client is lost! Shutting down the server.")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()

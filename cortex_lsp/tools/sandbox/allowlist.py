@@ -1,0 +1,419 @@
+"""What sandboxed code may reach, and why: the module and builtin tables, and the run-time guards.
+
+Runs inside the sandbox worker. This is the first layer (the audit hook in :mod:`.audit` and the OS
+layer in :mod:`.seccomp` / :mod:`.isolation` assume it will be bypassed again). It closes classes of
+escape rather than single payloads:
+
+- **Modules are views.** ``import json`` gives a fresh module object holding only the public names of
+  the real module, with the entries of :data:`REMOVED` taken out, the entries of the substitutes put in,
+  metaclasses taken out, and submodules replaced by their own view (or dropped when not allowed). The
+  real module (its ``__dict__``, its ``__loader__``, ``sys`` behind it) is never handed out.
+- **Private attributes** (``_x``) are refused on everything, except on instances and classes the
+  snippet itself built (tracked by identity in :class:`SandboxClasses`, not by ``__module__``, which
+  can be forged) and only when no class the snippet did *not* write defines that name (so a subclass
+  of a library class can't reach the library's internals, e.g. ``ForwardRef._evaluate``).
+- **No class building outside ``class`` statements:** ``type()`` takes one argument and never returns a
+  metaclass; metaclasses are not in any module view; ``class X(metaclass=...)`` is refused.
+- **No attribute access by a name the caller chooses** outside the guards: ``operator.attrgetter`` /
+  ``methodcaller`` are removed; ``functools.wraps``/``update_wrapper`` copy only a fixed list of
+  names onto a function the snippet wrote; ``str.format``/``format_map`` (also through ``super()``)
+  look fields up through :meth:`Guards.getattr`.
+- **Nothing that evaluates strings:** ``typing.get_type_hints``, ``typing.ForwardRef`` and
+  ``dataclasses.make_dataclass`` are removed; ``string.Formatter`` is removed.
+"""
+
+from __future__ import annotations
+
+import _string  # type: ignore[import-not-found]
+import abc
+import builtins
+import dataclasses
+import functools
+import importlib
+import operator
+import string
+import typing
+import uuid
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from types import FunctionType, ModuleType
+from typing import Any
+
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
+from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, SANDBOX_FILENAME, SUPER_DUNDERS
+
+#: Names removed from a module's view, with the reason (the "what is allowed and why" table's
+#: other half: every module in ``ALLOWED_MODULES`` is offered minus these).
+REMOVED: dict[str, dict[str, str]] = {
+    "operator": {
+        "attrgetter": "fetches attributes by a name the caller chooses (bypasses the attribute guard)",
+        "methodcaller": "calls methods by a name the caller chooses (bypasses the attribute guard)",
+    },
+    "typing": {
+        "get_type_hints": "evaluates annotation strings with eval()",
+        "ForwardRef": "evaluates its string with eval()",
+    },
+    "functools": {
+        "singledispatch": "resolves annotation strings (get_type_hints)",
+        "singledispatchmethod": "resolves annotation strings (get_type_hints)",
+    },
+    "string": {"Formatter": "its field lookup walks attributes unguarded"},
+    "uuid": {"getnode": "may run system commands", "uuid1": "calls getnode()"},
+    "dataclasses": {"make_dataclass": "builds a class from a namespace of any names, dunders included"},
+    "abc": {"update_abstractmethods": "sets a dunder attribute on any class"},
+    "calendar": {"main": "reads the command line and imports argparse"},
+    "base64": {"main": "reads files named on the command line", "test": "reads the command line"},
+}
+#: Module views never hold these (whatever module they come from).
+REMOVED_EVERYWHERE = {"main": "command-line entry points read argv and files"}
+
+#: Why each allowed module is allowed (checked against ``ALLOWED_MODULES`` by the tests).
+MODULE_REASONS: dict[str, str] = {
+    "math": "pure arithmetic", "cmath": "pure complex arithmetic", "statistics": "pure arithmetic on lists",
+    "random": "pseudo-random numbers (os.urandom for the seed only)", "decimal": "pure arithmetic",
+    "fractions": "pure arithmetic", "numbers": "abstract number classes", "json": "text <-> data, no I/O",
+    "datetime": "date arithmetic", "time": "clock reads and sleep (bounded by the time limit)",
+    "_strptime": "loaded by datetime.strptime; no I/O",
+    "itertools": "iteration helpers", "functools": "reduce, partial, lru_cache (wraps is replaced)",
+    "operator": "operators as functions (attrgetter/methodcaller removed)", "re": "regular expressions",
+    "string": "string constants, Template, capwords (Formatter removed)", "textwrap": "text layout",
+    "collections": "containers (namedtuple builds its class from a fixed template)",
+    "collections.abc": "abstract container classes", "heapq": "heap algorithms", "bisect": "binary search",
+    "calendar": "calendar arithmetic and text", "uuid": "uuid4/uuid3/uuid5 (getnode/uuid1 removed)",
+    "hashlib": "hash functions", "base64": "encodings", "unicodedata": "character data",
+    "typing": "annotations (get_type_hints/ForwardRef removed)", "enum": "enumerations",
+    "dataclasses": "dataclasses (make_dataclass removed; @dataclass only on the snippet's classes)",
+    "copy": "copy/deepcopy (a snippet can't define __reduce__)", "pprint": "pretty printing",
+    "abc": "abstract base classes (ABCMeta itself is not offered)",
+}
+
+#: Builtins offered unchanged, and why each is safe.
+PLAIN_BUILTINS: dict[str, str] = {
+    **dict.fromkeys(
+        "abs all any ascii bin bool bytearray bytes callable chr complex dict divmod enumerate filter "
+        "float frozenset hash hex int iter len list map max min next oct ord pow range repr reversed "
+        "round set slice sorted str sum tuple zip".split(),
+        "plain values and functions over them",
+    ),
+    "classmethod": "decorator", "staticmethod": "decorator", "property": "decorator",
+    "isinstance": "type test", "issubclass": "type test", "id": "a number", "format": "calls __format__",
+    "object": "base class (its dunders are refused by the attribute guard)",
+    "super": "attribute access on it goes through the guard (format/private names included)",
+    "None": "constant", "True": "constant", "False": "constant", "Ellipsis": "constant",
+    "NotImplemented": "constant",
+}
+#: Builtins replaced by a guarded version, and why.
+GUARDED_BUILTINS: dict[str, str] = {
+    "getattr": "the attribute guard", "hasattr": "the attribute guard", "setattr": "the write guard",
+    "delattr": "the write guard", "type": "one argument only; never returns a metaclass",
+    "dir": "public names only", "open": "read-only text copy of a file in the folder (not hidden)",
+    "print": "to the output collector", "__import__": "allowed modules only, as views",
+    "__build_class__": "records the snippet's classes; no metaclass keyword",
+}
+#: Not offered at all (refused before the code runs, with this reason).
+NOT_OFFERED = "eval exec compile globals locals vars breakpoint input exit quit memoryview help"
+
+
+class Refused(Exception):
+    """Raised by a guard: the code asked for something the sandbox does not allow (a policy refusal)."""
+
+
+class RefusedAttribute(Refused, AttributeError):
+    pass
+
+
+class RefusedImport(Refused, ImportError):
+    pass
+
+
+class RefusedWrite(Refused, TypeError):
+    pass
+
+
+def _removed_reason(module: str, name: str) -> str | None:
+    return REMOVED.get(module, {}).get(name) or REMOVED_EVERYWHERE.get(name)
+
+
+def _is_metaclass(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, type)
+
+
+_ALWAYS_DENIED: tuple[object, ...] = (
+    operator.attrgetter, operator.methodcaller, typing.get_type_hints, typing.ForwardRef,
+    functools.singledispatch, functools.singledispatchmethod, string.Formatter, uuid.getnode, uuid.uuid1,
+    dataclasses.make_dataclass, abc.update_abstractmethods,
+)
+
+
+def is_denied(value: object) -> bool:
+    """A value the snippet may never hold (wherever it came from), metaclasses included."""
+    return any(value is denied for denied in _ALWAYS_DENIED) or _is_metaclass(value)
+
+
+#: namedtuple's public API is spelled with one underscore (the values are tuples, dicts and classes).
+NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+
+
+def _namedtuple_api(obj: object, name: str) -> bool:
+    cls = obj if isinstance(obj, type) else type(obj)
+    return name in NAMEDTUPLE_API and issubclass(cls, tuple) and "_fields" in vars(cls)
+
+
+class SandboxClasses:
+    """The classes the snippet built (by identity), so private names are allowed on them only."""
+
+    def __init__(self) -> None:
+        self._classes: weakref.WeakSet[type] = weakref.WeakSet()
+
+    def add(self, cls: type) -> None:
+        self._classes.add(cls)
+
+    def owns(self, obj: object) -> bool:
+        cls = obj if isinstance(obj, type) else type(obj)
+        return cls in self._classes
+
+    def private_ok(self, obj: object, name: str) -> bool:
+        """``_name`` on ``obj``: only on the snippet's objects, and only if no foreign class defines it."""
+        if not self.owns(obj):
+            return False
+        cls = obj if isinstance(obj, type) else type(obj)
+        for klass in cls.__mro__:
+            if name in vars(klass) and klass not in self._classes:
+                return False
+        return True
+
+
+class Guards:
+    """The guard functions of one run (bound to that run's :class:`SandboxClasses` and module views)."""
+
+    def __init__(self) -> None:
+        self.classes = SandboxClasses()
+        self._views: dict[str, ModuleType] = {}
+        # (real, substitute) pairs, compared by identity (not ``id()``: that is an audited event)
+        self._substitutes: tuple[tuple[object, object], ...] = (
+            (functools.wraps, self.wraps),
+            (functools.update_wrapper, self.update_wrapper),
+            (dataclasses.dataclass, self.dataclass),
+        )
+
+    def _substitute(self, value: object) -> object:
+        for real, substitute in self._substitutes:
+            if value is real:
+                return substitute
+        return value
+
+    # -- modules -----------------------------------------------------------------------------------
+    def view(self, module: ModuleType) -> ModuleType:
+        """The snippet's view of an allowed module (see the module docstring)."""
+        name = module.__name__
+        if name in self._views:
+            return self._views[name]
+        view = ModuleType(name, module.__doc__)
+        self._views[name] = view
+        for key, value in vars(module).items():
+            if key.startswith("_") or _removed_reason(name, key) or is_denied(value):
+                continue
+            if isinstance(value, ModuleType):
+                if value.__name__ in ALLOWED_MODULES and value.__name__.startswith(name + "."):
+                    setattr(view, key, self.view(value))
+                continue
+            setattr(view, key, self._substitute(value))
+        return view
+
+    def import_(
+        self, name: str, globals: Any = None, locals: Any = None, fromlist: Iterable[str] | None = (),
+        level: int = 0,
+    ) -> ModuleType:
+        if level:
+            raise RefusedImport("relative imports are not allowed in the sandbox")
+        if name not in ALLOWED_MODULES:
+            raise RefusedImport(f"import of {name!r} is not allowed in the sandbox")
+        module = importlib.import_module(name)
+        for item in fromlist or ():
+            if f"{name}.{item}" in ALLOWED_MODULES:
+                continue
+            reason = _removed_reason(name, item)
+            value = getattr(module, item, None)
+            if item == "*" or item.startswith("_") or reason or isinstance(value, ModuleType) or is_denied(value):
+                why = f" ({reason})" if reason else ""
+                raise RefusedImport(f"'from {name} import {item}' is not allowed in the sandbox{why}")
+        if fromlist:
+            return self.view(module)
+        return self.view(importlib.import_module(name.partition(".")[0]))
+
+    # -- attributes --------------------------------------------------------------------------------
+    def getattr(self, obj: object, name: object, default: object = ...) -> Any:
+        """``getattr`` for sandboxed code (also the ``getattr`` builtin and ``_getattr_``)."""
+        if not isinstance(name, str):
+            raise TypeError("attribute name must be a string")
+        if name.startswith("__") or name in INSPECT_ATTRIBUTES:
+            raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
+        target = obj.__self__ if isinstance(obj, super) else obj  # type: ignore[attr-defined]  # super() is checked like its object
+        if name.startswith("_") and not self.classes.private_ok(target, name) and not _namedtuple_api(target, name):
+            raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox (private attribute)")
+        if name in ("format", "format_map"):
+            if isinstance(target, str):
+                text = str.__str__(target)
+                return self._safe_format(text) if name == "format" else self._safe_format_map(text)
+            if isinstance(target, type) and issubclass(target, str):
+                raise RefusedAttribute(f"str.{name} must be called on a string ('...'.{name}(...))")
+        if isinstance(obj, ModuleType):
+            reason = _removed_reason(obj.__name__, name)
+            if reason:
+                raise RefusedAttribute(f"{obj.__name__}.{name} is not available in the sandbox: {reason}")
+        try:
+            value = getattr(obj, name)
+        except AttributeError:
+            if default is ...:
+                raise
+            return default
+        if isinstance(value, ModuleType):
+            if value.__name__ not in ALLOWED_MODULES:
+                raise RefusedAttribute(f"{name!r} is a module; reaching modules through attributes is not allowed")
+            return self.view(value)
+        if is_denied(value):
+            raise RefusedAttribute(f"{name!r} is not available in the sandbox")
+        return self._substitute(value)
+
+    def hasattr(self, obj: object, name: object) -> bool:
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def write(self, obj: Any) -> Any:
+        """``_write_``: item writes anywhere but modules; attribute writes only on the snippet's objects."""
+        if isinstance(obj, ModuleType):
+            raise RefusedWrite("modules are read-only in the sandbox")
+        if self.classes.owns(obj) or type(obj) in (dict, list):
+            return obj
+        return _ItemWriter(obj)
+
+    def setattr(self, obj: Any, name: object, value: Any) -> None:
+        if not isinstance(name, str):
+            raise TypeError("attribute name must be a string")
+        if name.startswith("__") or (name.startswith("_") and not self.classes.private_ok(obj, name)):
+            raise RefusedAttribute(f"setting {name!r} is not allowed in the sandbox")
+        setattr(self.write(obj), name, value)
+
+    def delattr(self, obj: Any, name: object) -> None:
+        if not isinstance(name, str) or name.startswith("__"):
+            raise RefusedAttribute("deleting that attribute is not allowed in the sandbox")
+        if name.startswith("_") and not self.classes.private_ok(obj, name):
+            raise RefusedAttribute(f"deleting {name!r} is not allowed in the sandbox")
+        delattr(self.write(obj), name)
+
+    def super_attr(self, sup: object, name: str) -> Any:
+        """``super().__init__`` and the other magic methods a snippet's class may call on its base."""
+        if type(sup) is not super or name not in SUPER_DUNDERS:
+            raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
+        return getattr(sup, name)
+
+    # -- builtins ----------------------------------------------------------------------------------
+    def type(self, obj: object, *rest: object) -> type:
+        if rest:
+            raise Refused("type() with three arguments (building a class) is not allowed in the sandbox")
+        result = type(obj)
+        if is_denied(result):
+            raise Refused(f"type() of this object ({result.__name__}) is not available in the sandbox")
+        return result
+
+    def build_class(self, func: Callable[..., Any], name: str, *bases: Any, **kwargs: Any) -> Any:
+        if kwargs.pop("metaclass", type) is not type:  # RestrictedPython passes metaclass=type
+            raise Refused("class ... (metaclass=...) is not allowed in the sandbox")
+        if kwargs:
+            raise Refused(f"class {name}(...) keywords are not allowed in the sandbox")
+        for base in bases:
+            if is_denied(base) or not (isinstance(base, type) or hasattr(base, "__mro_entries__")):
+                raise Refused(f"class {name} may not derive from {base!r} in the sandbox")
+        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        self.classes.add(cls)
+        return cls
+
+    def dataclass(self, cls: Any = None, /, **options: Any) -> Any:
+        """``@dataclass`` on the snippet's own classes only; the result (slots=True makes a new class)
+        is recorded as the snippet's."""
+
+        def wrap(klass: Any) -> Any:
+            if not self.classes.owns(klass) or not isinstance(klass, type):
+                raise Refused("@dataclass works only on classes the snippet defines")
+            made: type = dataclasses.dataclass(klass, **options)
+            self.classes.add(made)
+            return made
+
+        return wrap if cls is None else wrap(cls)
+
+    def update_wrapper(
+        self, wrapper: Any, wrapped: Any, assigned: Sequence[str] = (), updated: Sequence[str] = ()
+    ) -> Any:
+        """``functools.update_wrapper`` that copies only ``__name__``/``__qualname__``/``__doc__`` onto a
+        function the snippet wrote (never names the caller picks)."""
+        if assigned or updated:
+            raise Refused("update_wrapper(assigned=..., updated=...) is not allowed in the sandbox")
+        if not (isinstance(wrapper, FunctionType) and wrapper.__code__.co_filename == SANDBOX_FILENAME):
+            raise Refused("functools.wraps works only on functions the snippet defines")
+        for attr in ("__name__", "__qualname__", "__doc__"):
+            value = getattr(wrapped, attr, None)
+            if isinstance(value, str) or (attr == "__doc__" and value is None):
+                setattr(wrapper, attr, value)
+        setattr(wrapper, "__wrapped__", wrapped)  # noqa: B010
+        return wrapper
+
+    def wraps(
+        self, wrapped: Any, assigned: Sequence[str] = (), updated: Sequence[str] = ()
+    ) -> Callable[[Any], Any]:
+        return functools.partial(self.update_wrapper, wrapped=wrapped, assigned=assigned, updated=updated)
+
+    def dir(self, obj: object) -> list[str]:
+        return sorted(n for n in dir(obj) if not n.startswith("_") or self.classes.private_ok(obj, n))
+
+    # -- str.format --------------------------------------------------------------------------------
+    def _safe_format(self, text: str) -> Callable[..., str]:
+        def format(*args: Any, **kwargs: Any) -> str:
+            return _SafeFormatter(self).vformat(text, args, kwargs)
+
+        return format
+
+    def _safe_format_map(self, text: str) -> Callable[[Any], str]:
+        def format_map(mapping: Any) -> str:
+            return _SafeFormatter(self).vformat(text, (), mapping)
+
+        return format_map
+
+
+class _SafeFormatter(string.Formatter):
+    """``str.format`` whose ``{0.attr}`` / ``{0[key]}`` lookups go through the guards."""
+
+    def __init__(self, guards: Guards) -> None:
+        self._guards = guards
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Any) -> Any:
+        first, rest = _string.formatter_field_name_split(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, key in rest:
+            obj = self._guards.getattr(obj, key) if is_attr else obj[key]
+        return obj, first
+
+
+class _ItemWriter:
+    """What ``_write_`` returns for objects whose attributes sandboxed code may not set."""
+
+    __slots__ = ("target",)
+    target: Any
+
+    def __init__(self, target: Any) -> None:
+        object.__setattr__(self, "target", target)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.target[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self.target[key]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise RefusedWrite(f"cannot set attributes on {type(self.target).__name__} objects in the sandbox")
+
+    def __delattr__(self, name: str) -> None:
+        raise RefusedWrite(f"cannot delete attributes of {type(self.target).__name__} objects in the sandbox")

@@ -1,0 +1,93 @@
+"""Writes are honest through the real server: after a declined, refused or never-made write the answer
+does not claim it and the result lists what was (not) written; a slow review is not cut off by the
+tool time-out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from lsprotocol import types
+
+from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
+from tests.lsp_harness import CortexClient, _apply_to_disk, ask, lsp_session
+from tests.scripted_model import Reply, ScriptedModelServer, call
+
+BOAST = "I computed the statistics and saved a summary to summary.md. The mean is 3."
+
+
+def _script_write_then_boast(model: ScriptedModelServer, path: str = "summary.md") -> None:
+    plan = {"kind": "tools", "steps": [f"Save the summary to {path} with write_file"], "tools": ["write_file"]}
+    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content=BOAST), contains="[write_file result]", times=None)
+    model.on(Reply(tool_calls=[call("write_file", path=path, content="# Summary\nmean 3\n")]),
+             contains=ROLE_EXECUTOR, times=None)
+
+
+def _slow_apply(client: CortexClient, seconds: float) -> None:
+    """Replace the harness's applyEdit handler by one that 'reviews' for ``seconds`` and then accepts."""
+
+    async def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        client.rec.edits.append(params)
+        await asyncio.sleep(seconds)
+        _apply_to_disk(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = on_apply
+
+
+async def test_declined_write_is_not_claimed(model: ScriptedModelServer, tmp_path: Path) -> None:
+    _script_write_then_boast(model)
+    async with lsp_session(model, tmp_path, direct_plans=False, apply_mode="decline") as client:
+        result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
+    assert not (tmp_path / "ws" / "summary.md").exists()
+    assert [e["applied"] for e in result["edits"]] == [False]
+    assert "saved a summary to summary.md" not in result["answer"]
+    assert "summary.md was not written" in result["answer"]
+    assert "The mean is 3." in result["answer"], "the rest of the answer stays"
+    assert "Written: nothing." in result["notes"]
+    assert any(n.startswith("Not written: summary.md") for n in result["notes"])
+
+
+async def test_refused_write_is_not_claimed(model: ScriptedModelServer, tmp_path: Path) -> None:
+    _script_write_then_boast(model, "run.sh")
+    model.on(Reply(content="Done: I wrote run.sh for you."), contains="[write_file result]", times=None, first=True)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        result = await ask(client, "Save a script to run.sh")
+        assert client.rec.edits == []
+    assert not (tmp_path / "ws" / "run.sh").exists()
+    assert "I wrote run.sh" not in result["answer"]
+    assert "run.sh was not written" in result["answer"]
+
+
+async def test_claim_without_any_write_is_corrected(model: ScriptedModelServer, tmp_path: Path) -> None:
+    model.on(Reply(content="Sure. I saved the notes to notes.md for you."), contains="notes", times=None)
+    async with lsp_session(model, tmp_path) as client:
+        result = await ask(client, "What should go in my notes?")
+        assert client.rec.edits == []
+    assert result["edits"] == []
+    assert "I saved the notes to notes.md" not in result["answer"]
+    assert "notes.md was not written" in result["answer"]
+
+
+async def test_written_file_claim_is_left_alone(model: ScriptedModelServer, tmp_path: Path) -> None:
+    _script_write_then_boast(model)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
+    assert (tmp_path / "ws" / "summary.md").read_text() == "# Summary\nmean 3\n"
+    assert result["answer"] == BOAST
+    assert [e["applied"] for e in result["edits"]] == [True]
+
+
+async def test_slow_review_is_not_cut_off_by_the_tool_time_out(model: ScriptedModelServer, tmp_path: Path) -> None:
+    _script_write_then_boast(model)
+    async with lsp_session(model, tmp_path, direct_plans=False,
+                           init_options={"cortex": {"tool_timeout_seconds": 1}}) as client:
+        _slow_apply(client, 3.0)
+        result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
+        assert len(client.rec.edits) == 1
+    assert [e["applied"] for e in result["edits"]] == [True]
+    assert (tmp_path / "ws" / "summary.md").read_text() == "# Summary\nmean 3\n"
+    assert result["answer"] == BOAST
+    assert result["stop_reason"] == "answered"
