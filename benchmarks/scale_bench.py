@@ -85,14 +85,15 @@ async def child(ws: Path, data: Path, queries: int) -> dict[str, Any]:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    from cortex_lsp.memory.chroma import open_collection
     from cortex_lsp.memory.docindex import DocIndex
+    from cortex_lsp.memory.vectors import VectorIndex
     from tests.scripted_model import embed_text
 
     client = chromadb.PersistentClient(path=str(data / "chroma"), settings=ChromaSettings(anonymized_telemetry=False))
-    collection = open_collection(client, "cortex_docs_bench")
+    vectors = VectorIndex(client, "cortex_docs_bench", None, asyncio.Lock(), metadata=True)
+    collection = vectors.collection
     embeds = Embeds()
-    index = DocIndex(data / "docs.db", collection, embeds)  # type: ignore[arg-type]
+    index = DocIndex(data / "docs.db", vectors, embeds)  # type: ignore[arg-type]
     files = sum(1 for p in ws.rglob("*") if p.is_file())
     started = time.perf_counter()
     stats = await index.index_workspace([ws], max_files=files + 10)

@@ -66,6 +66,9 @@ SKIP_DIRS = frozenset(
 )
 MAX_FILES = 2000
 MAX_FILE_BYTES = 1024 * 1024
+#: an indexing pass writes changed files in batches of this many chunks (or files), not one by one
+FLUSH_CHUNKS = 1000
+FLUSH_FILES = 200
 RRF_K = 60
 CANDIDATES = 50
 SearchMode = Literal["hybrid", "bm25", "vector"]
@@ -93,6 +96,18 @@ class IndexStats:
     removed: int = 0
     chunks: int = 0
     refused: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One file read and hashed; ``chunks`` is ``None`` when its content is what was indexed."""
+
+    root: str
+    rel: str
+    size: int
+    mtime_ns: int
+    digest: str
+    chunks: list[Chunk] | None
 
 
 def _chunk_id(root: str, path: str, n: int) -> str:
@@ -152,31 +167,76 @@ class DocIndex:
         known = self._file_row(root, rel)
         if known and known[0] == st.st_size and known[1] == st.st_mtime_ns:
             return False, self._chunk_count(root, rel)
-        text = await asyncio.to_thread(reader, target)
-        digest = hashlib.sha1(text.encode()).hexdigest()
+        prepared = await self._prepare(target, reader, st.st_size, st.st_mtime_ns, known[2] if known else None)
+        await self._commit([prepared])
+        if prepared.chunks is None:
+            return False, self._chunk_count(root, rel)
+        return True, len(prepared.chunks)
+
+    async def _prepare(
+        self, target: ResolvedPath, reader: Reader, size: int, mtime_ns: int, known_digest: str | None
+    ) -> _Prepared:
+        """Read, hash and (if the content changed) chunk one file, in a worker thread (``ast.parse`` of a
+        large module takes tens of ms: never on the event loop)."""
+
+        def work() -> _Prepared:
+            text = reader(target)
+            digest = hashlib.sha1(text.encode()).hexdigest()
+            chunks = None if digest == known_digest else chunk_document(target.relative, text)
+            return _Prepared(str(target.root), target.relative, size, mtime_ns, digest, chunks)
+
+        return await asyncio.to_thread(work)
+
+    async def _commit(self, batch: list[_Prepared]) -> None:
+        """Write prepared files: one embedding pass, one vector delete and upsert, one SQLite transaction
+        for the whole batch (a Chroma upsert per file costs ~40 ms whatever its size)."""
+        if not batch:
+            return
+        changed = [p for p in batch if p.chunks is not None]
+        texts = [c.index_text for p in changed for c in p.chunks or ()]
+        vectors = await self.embedder.embed(texts) if texts else []
         async with self._write:
-            if known and known[2] == digest:
-                self._exec(
-                    "UPDATE files SET size = ?, mtime_ns = ? WHERE root = ? AND path = ?",
-                    (st.st_size, st.st_mtime_ns, root, rel),
-                )
-                return False, self._chunk_count(root, rel)
-            chunks = chunk_document(rel, text)
-            await self._drop_file(root, rel)
-            if chunks:
-                vectors = await self.embedder.embed([c.index_text for c in chunks])
-                ids = [_chunk_id(root, rel, n) for n in range(len(chunks))]
-                metas: list[dict[str, Any]] = [
-                    {"root": root, "path": rel, "start": c.start_line, "end": c.end_line} for c in chunks
-                ]
+            old_ids: list[str] = []
+            ids: list[str] = []
+            metas: list[dict[str, Any]] = []
+            rows: list[tuple[Any, ...]] = []
+            with self._lock:
+                for p in changed:
+                    old_ids += [
+                        r[0]
+                        for r in self._db.execute(
+                            "SELECT id FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel)
+                        )
+                    ]
+                    for n, c in enumerate(p.chunks or ()):
+                        cid = _chunk_id(p.root, p.rel, n)
+                        ids.append(cid)
+                        metas.append({"root": p.root, "path": p.rel, "start": c.start_line, "end": c.end_line})
+                        rows.append((cid, p.root, p.rel, n, c.start_line, c.end_line, c.heading, c.index_text))
+            stale = sorted(set(old_ids) - set(ids))
+            if stale:
+                await self.vectors.delete(stale)
+            if ids:
                 await self.vectors.upsert(ids, vectors, metas)
-                self._store_chunks(root, rel, ids, chunks)
-            self._exec(
-                "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
-                (root, rel, st.st_size, st.st_mtime_ns, digest),
-            )
+            with self._lock:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    for p in changed:
+                        self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel))
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
+                        [(p.root, p.rel, p.size, p.mtime_ns, p.digest) for p in batch],
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
             self._generation += 1
-        return True, len(chunks)
 
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
         with self._lock:
@@ -189,19 +249,6 @@ class DocIndex:
                     "SELECT COUNT(*) FROM chunks WHERE root = ? AND path = ?", (root, rel)
                 ).fetchone()[0]
             )
-
-    def _store_chunks(self, root: str, rel: str, ids: list[str], chunks: list[Chunk]) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (cid, root, rel, n, c.start_line, c.end_line, c.heading, c.index_text)
-                    for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
-                ],
-            )
-            self._db.execute("COMMIT")
 
     async def _drop_file(self, root: str, rel: str) -> None:
         with self._lock:
@@ -235,6 +282,16 @@ class DocIndex:
                         return found
         return found
 
+    def _digests(self, root_names: list[str]) -> dict[tuple[str, str], str]:
+        if not root_names:
+            return {}
+        marks = ",".join("?" * len(root_names))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT root, path, sha1 FROM files WHERE root IN ({marks})", root_names
+            ).fetchall()
+        return {(r, p): str(d) for r, p, d in rows}
+
     def _known(self, root_names: list[str]) -> dict[tuple[str, str], tuple[int, int, int]]:
         """``(root, path) → (size, mtime_ns, chunk count)`` of every indexed file under ``root_names``."""
         if not root_names:
@@ -265,9 +322,12 @@ class DocIndex:
         paths = await asyncio.to_thread(self._candidates, roots, max_files)
         root_names = [str(r.resolve()) for r in roots]
         known = await asyncio.to_thread(self._known, root_names)
+        known_digests = await asyncio.to_thread(self._digests, root_names)
         indexed = unchanged = chunks = 0
         refused: list[str] = []
         seen: set[tuple[str, str]] = set()
+        pending: list[_Prepared] = []
+        pending_chunks = 0
         for raw, size, mtime_ns in paths:
             if size > MAX_FILE_BYTES:
                 continue
@@ -276,16 +336,27 @@ class DocIndex:
                 key = (str(target.root), target.relative)
                 row = known.get(key)
                 if row is not None and row[0] == size and row[1] == mtime_ns:
-                    changed, count = False, row[2]
-                else:
-                    changed, count = await self.index_file(target, reader)
+                    unchanged += 1
+                    chunks += row[2]
+                    seen.add(key)
+                    continue
+                prepared = await self._prepare(target, reader, size, mtime_ns, known_digests.get(key))
             except (PathRefused, OSError) as exc:
                 refused.append(f"{raw}: {exc}")
                 continue
             seen.add(key)
-            indexed += int(changed)
-            unchanged += int(not changed)
-            chunks += count
+            if prepared.chunks is None:  # touched, same content
+                unchanged += 1
+                chunks += row[2] if row is not None else 0
+            else:
+                indexed += 1
+                chunks += len(prepared.chunks)
+                pending_chunks += len(prepared.chunks)
+            pending.append(prepared)
+            if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
+                await self._commit(pending)
+                pending, pending_chunks = [], 0
+        await self._commit(pending)
         removed = 0
         for root, rel in known:
             if (root, rel) not in seen:
