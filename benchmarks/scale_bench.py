@@ -94,7 +94,7 @@ async def child(ws: Path, data: Path, queries: int) -> dict[str, Any]:
     collection = vectors.collection
     embeds = Embeds()
     index = DocIndex(data / "docs.db", vectors, embeds)  # type: ignore[arg-type]
-    files = sum(1 for p in ws.rglob("*") if p.is_file())
+    files = await asyncio.to_thread(lambda: sum(1 for p in ws.rglob("*") if p.is_file()))
     started = time.perf_counter()
     stats = await index.index_workspace([ws], max_files=files + 10)
     full_s = time.perf_counter() - started
@@ -127,7 +127,8 @@ async def child(ws: Path, data: Path, queries: int) -> dict[str, Any]:
         await asyncio.to_thread(collection.query, query_embeddings=[vec], n_results=5, include=["distances"])
         chroma.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        subprocess.run(["rg", "-n", "-w", "-F", name, str(ws)], capture_output=True, check=False)
+        await asyncio.to_thread(subprocess.run, ["rg", "-n", "-w", "-F", name, str(ws)], capture_output=True,
+                                check=False)
         rg.append((time.perf_counter() - started) * 1000)
     out.update(hybrid=hybrid, chroma=chroma, rg=rg, found=found, queries=len(names),
                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
