@@ -1,6 +1,7 @@
 """Document search over the workspace: structure-aware chunks, hybrid BM25 + vector ranking, citations.
 
-Chunks (with their line ranges and text) live in SQLite (``data_dir/docs.db``) for BM25; Chroma holds
+Chunks (with their line ranges and text) live in SQLite (``data_dir/docs.db``), their BM25 postings in
+an FTS5 table kept up to date file by file (a search never rebuilds anything); Chroma holds
 only their vectors and root/path (:class:`~cortex_lsp.memory.vectors.VectorIndex`). A search fuses
 both rankings by reciprocal rank fusion, so exact identifiers
 and error messages (BM25's strength) and paraphrases (the vectors') both find their passage. Files
@@ -22,7 +23,6 @@ from typing import Any, Literal
 
 from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
-from cortex_lsp.memory.bm25 import BM25
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
 from cortex_lsp.memory.erase import connect, scrub_sqlite
@@ -70,6 +70,8 @@ MAX_FILE_BYTES = 1024 * 1024
 FLUSH_CHUNKS = 1000
 FLUSH_FILES = 200
 RRF_K = 60
+#: BM25 postings: each chunk's tokens (as :func:`~cortex_lsp.memory.chunking.tokenize` makes them), rowid = chunks.rowid
+FTS_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(tokens, tokenize=\"unicode61 tokenchars '_'\");"
 CANDIDATES = 50
 SearchMode = Literal["hybrid", "bm25", "vector"]
 Reader = Callable[[ResolvedPath], str]
@@ -142,11 +144,10 @@ class DocIndex:
                 heading TEXT NOT NULL, text TEXT NOT NULL);
             CREATE INDEX IF NOT EXISTS chunks_file ON chunks(root, path);
             """
+            + FTS_SCHEMA
         )
         self._generation = 0
-        self._bm25_cache: dict[
-            tuple[tuple[str, ...], str | None], tuple[int, Any, list[tuple[Any, ...]]]
-        ] = {}
+        self._fts_checked = False
 
     def close(self) -> None:
         with self._lock:
@@ -222,12 +223,16 @@ class DocIndex:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     for p in changed:
-                        self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel))
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        rows,
-                    )
+                        self._delete_chunks(p.root, p.rel)
+                    for row in rows:
+                        rowid = self._db.execute(
+                            "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            row,
+                        ).lastrowid
+                        self._db.execute(
+                            "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (rowid, " ".join(tokenize(row[7])))
+                        )
                     self._db.executemany(
                         "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
                         [(p.root, p.rel, p.size, p.mtime_ns, p.digest) for p in batch],
@@ -250,13 +255,20 @@ class DocIndex:
                 ).fetchone()[0]
             )
 
+    def _delete_chunks(self, root: str, rel: str) -> None:
+        """Delete a file's chunks and their BM25 postings (caller holds ``_lock``)."""
+        self._db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE root = ? AND path = ?)", (root, rel)
+        )
+        self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
+
     async def _drop_file(self, root: str, rel: str) -> None:
         with self._lock:
             ids = [
                 r[0]
                 for r in self._db.execute("SELECT id FROM chunks WHERE root = ? AND path = ?", (root, rel))
             ]
-            self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
+            self._delete_chunks(root, rel)
             self._db.execute("DELETE FROM files WHERE root = ? AND path = ?", (root, rel))
         await self.vectors.delete(ids)
         self._generation += 1
@@ -368,27 +380,51 @@ class DocIndex:
         )
 
     # -- search -------------------------------------------------------------------------------------
-    def _scope_rows(self, roots: list[str], path: str | None) -> list[tuple[Any, ...]]:
+    def _ensure_fts(self) -> None:
+        """Fill the BM25 table from ``chunks`` once, for an index written before it existed (caller holds
+        ``_lock``)."""
+        if self._fts_checked:
+            return
+        empty = self._db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 0
+        if empty and self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            self._db.execute("BEGIN IMMEDIATE")
+            rows = self._db.execute("SELECT rowid, text FROM chunks").fetchall()
+            self._db.executemany(
+                "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)",
+                [(rowid, " ".join(tokenize(text))) for rowid, text in rows],
+            )
+            self._db.execute("COMMIT")
+        self._fts_checked = True
+
+    def _bm25_ids(self, query: str, roots: list[str], path: str | None, limit: int) -> list[str]:
+        """The ``limit`` best chunk ids by BM25 (SQLite FTS5: k1 1.2, b 0.75, over the same tokens as
+        :func:`~cortex_lsp.memory.chunking.tokenize`), persisted and updated per file — never rebuilt."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
         marks = ",".join("?" * len(roots))
-        sql = f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE root IN ({marks})"
-        params: list[Any] = list(roots)
+        sql = (
+            "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.root IN ({marks})"
+        )
+        params: list[Any] = [match, *roots]
         if path is not None:
-            sql += " AND path = ?"
+            sql += " AND c.path = ?"
             params.append(path)
         with self._lock:
-            return self._db.execute(sql + " ORDER BY root, path, n", params).fetchall()
+            self._ensure_fts()
+            return [r[0] for r in self._db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, limit])]
 
-    def _bm25(self, roots: list[str], path: str | None) -> tuple[Any, list[tuple[Any, ...]]]:
-        key = (tuple(roots), path)
-        cached = self._bm25_cache.get(key)
-        if cached and cached[0] == self._generation:
-            return cached[1], cached[2]
-        rows = self._scope_rows(roots, path)
-        model = BM25([tokenize(r[5]) for r in rows]) if rows else None
-        if len(self._bm25_cache) > 16:
-            self._bm25_cache.clear()
-        self._bm25_cache[key] = (self._generation, model, rows)
-        return model, rows
+    def _rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE id IN ({marks})", ids
+            ).fetchall()
+        return {r[0]: r for r in rows}
 
     async def search(
         self,
@@ -403,24 +439,17 @@ class DocIndex:
         root_names = [str(r.resolve()) for r in roots]
         if not root_names or not query.strip():
             return []
-        model, rows = await asyncio.to_thread(self._bm25, root_names, path)
-        if not rows:
-            return []
-        by_id = {r[0]: r for r in rows}
         ranks: dict[str, float] = {}
-        if mode in ("hybrid", "bm25") and model is not None:
-            tokens = tokenize(query)
-            scores = model.scores(tokens) if tokens else []
-            order = sorted((i for i in range(len(rows)) if scores[i] > 0), key=lambda i: -scores[i])
-            for rank, i in enumerate(order[:CANDIDATES]):
-                ranks[rows[i][0]] = ranks.get(rows[i][0], 0.0) + 1.0 / (RRF_K + rank + 1)
+        if mode in ("hybrid", "bm25"):
+            for rank, cid in enumerate(await asyncio.to_thread(self._bm25_ids, query, root_names, path, CANDIDATES)):
+                ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
         if mode in ("hybrid", "vector"):
-            for rank, cid in enumerate(
-                await self._vector_ids(query, root_names, path, min(CANDIDATES, len(rows)))
-            ):
-                if cid in by_id:
-                    ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
-        best = sorted(ranks.items(), key=lambda kv: -kv[1])[: max(1, top_k)]
+            for rank, cid in enumerate(await self._vector_ids(query, root_names, path, CANDIDATES)):
+                ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+        if not ranks:
+            return []
+        by_id = await asyncio.to_thread(self._rows, list(ranks))
+        best = sorted(((cid, score) for cid, score in ranks.items() if cid in by_id), key=lambda kv: -kv[1])
         return [
             DocHit(
                 path=by_id[cid][2],
@@ -430,7 +459,7 @@ class DocIndex:
                 score=score,
                 root=str(by_id[cid][1]),
             )
-            for cid, score in best
+            for cid, score in best[: max(1, top_k)]
         ]
 
     async def _vector_ids(self, query: str, roots: list[str], path: str | None, n: int) -> list[str]:
@@ -446,6 +475,9 @@ class DocIndex:
         """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""
         async with self._write:
             with self._lock:
+                # FTS5 keeps deleted terms in its segments until they merge: drop the table instead
+                self._db.execute("DROP TABLE IF EXISTS chunks_fts")
+                self._db.execute(FTS_SCHEMA)
                 self._db.execute("DELETE FROM chunks")
                 self._db.execute("DELETE FROM files")
                 scrub_sqlite(self._db)

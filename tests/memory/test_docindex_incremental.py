@@ -6,6 +6,7 @@ restart), so the embedder's in-process cache cannot hide a re-embedding."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from cortex_lsp.config import Settings
@@ -98,3 +99,21 @@ async def test_touched_but_unchanged_files_are_read_and_not_embedded(
     mark = len(model_server.embed_requests)
     stats, read = await _index(mem_settings, model_client, root)
     assert read == [] and _embedded(model_server, mark) == []  # and the next pass does not even read them
+
+
+async def test_an_index_written_before_the_bm25_table_is_searchable(
+    mem_settings: Settings, model_client: OllamaClient, tmp_path: Path
+) -> None:
+    root = _workspace(tmp_path)
+    await _index(mem_settings, model_client, root)
+    db = sqlite3.connect(mem_settings.data_dir / "docs.db")
+    db.execute("DROP TABLE chunks_fts")  # as written by the previous version
+    db.commit()
+    db.close()
+    memory = await PersistentMemory(mem_settings, model_client).open()
+    try:
+        hits = await memory.doc_index.search("module7_function3", [root], top_k=1, mode="bm25")
+    finally:
+        await memory.aclose()
+        release_chroma_client(mem_settings)
+    assert [h.path for h in hits] == ["pkg/module7.py"]
