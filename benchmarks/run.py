@@ -24,6 +24,7 @@ from benchmarks.common import Row, table
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
+SCALE_PLOT = ROOT / "docs" / "img" / "index_vs_files.png"
 PARTS = ("lsp", "warm", "startup", "sandbox", "recall", "real", "scale")
 
 
@@ -72,12 +73,25 @@ async def collect(parts: set[str], quick: bool, actions: int | None = None) -> l
         from benchmarks.sandbox_row import sandbox
 
         rows.append(await sandbox(20 if quick else 60))
-    if "recall" in parts:
+    if "recall" in parts or "scale" in parts:
         from benchmarks.recall_bench import recall
 
+        # the scale part asks for 100k facts (loading them takes minutes)
         sizes = [1000, 10_000] if quick else [1000, 10_000, 50_000]
-        row, _ = await recall(sizes, 60 if quick else 200, load_budget_s=240, plot=PLOT)
+        if "scale" in parts:
+            sizes = [1000, 10_000, 100_000]
+        row, _ = await recall(sizes, 60 if quick else 200, load_budget_s=900 if "scale" in parts else 240, plot=PLOT)
         rows.append(row)
+    if "real" in parts:
+        from benchmarks.real_bench import make_run, real_model
+
+        rows.append(await real_model(3 if quick else 7))
+        rows.append(await asyncio.to_thread(make_run))
+    if "scale" in parts:
+        from benchmarks.scale_bench import scale
+
+        sizes = [300, 1000, 3000] if quick else [1000, 3000, 8500]
+        rows += await scale(sizes, 30, SCALE_PLOT)
     return rows
 
 

@@ -1,6 +1,7 @@
 """Document search over the workspace: structure-aware chunks, hybrid BM25 + vector ranking, citations.
 
-Chunks (with their line ranges and text) live in SQLite (``data_dir/docs.db``) for BM25; Chroma holds
+Chunks (with their line ranges and text) live in SQLite (``data_dir/docs.db``), their BM25 postings in
+an FTS5 table kept up to date file by file (a search never rebuilds anything); Chroma holds
 only their vectors and root/path (:class:`~cortex_lsp.memory.vectors.VectorIndex`). A search fuses
 both rankings by reciprocal rank fusion, so exact identifiers
 and error messages (BM25's strength) and paraphrases (the vectors') both find their passage. Files
@@ -22,7 +23,6 @@ from typing import Any, Literal
 
 from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
-from cortex_lsp.memory.bm25 import BM25
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
 from cortex_lsp.memory.erase import connect, scrub_sqlite
@@ -66,7 +66,12 @@ SKIP_DIRS = frozenset(
 )
 MAX_FILES = 2000
 MAX_FILE_BYTES = 1024 * 1024
+#: an indexing pass writes changed files in batches of this many chunks (or files), not one by one
+FLUSH_CHUNKS = 1000
+FLUSH_FILES = 200
 RRF_K = 60
+#: BM25 postings: each chunk's tokens (as :func:`~cortex_lsp.memory.chunking.tokenize` makes them), rowid = chunks.rowid
+FTS_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(tokens, tokenize=\"unicode61 tokenchars '_'\");"
 CANDIDATES = 50
 SearchMode = Literal["hybrid", "bm25", "vector"]
 Reader = Callable[[ResolvedPath], str]
@@ -93,6 +98,18 @@ class IndexStats:
     removed: int = 0
     chunks: int = 0
     refused: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One file read and hashed; ``chunks`` is ``None`` when its content is what was indexed."""
+
+    root: str
+    rel: str
+    size: int
+    mtime_ns: int
+    digest: str
+    chunks: list[Chunk] | None
 
 
 def _chunk_id(root: str, path: str, n: int) -> str:
@@ -127,11 +144,10 @@ class DocIndex:
                 heading TEXT NOT NULL, text TEXT NOT NULL);
             CREATE INDEX IF NOT EXISTS chunks_file ON chunks(root, path);
             """
+            + FTS_SCHEMA
         )
         self._generation = 0
-        self._bm25_cache: dict[
-            tuple[tuple[str, ...], str | None], tuple[int, Any, list[tuple[Any, ...]]]
-        ] = {}
+        self._fts_checked = False
 
     def close(self) -> None:
         with self._lock:
@@ -152,31 +168,80 @@ class DocIndex:
         known = self._file_row(root, rel)
         if known and known[0] == st.st_size and known[1] == st.st_mtime_ns:
             return False, self._chunk_count(root, rel)
-        text = await asyncio.to_thread(reader, target)
-        digest = hashlib.sha1(text.encode()).hexdigest()
+        prepared = await self._prepare(target, reader, st.st_size, st.st_mtime_ns, known[2] if known else None)
+        await self._commit([prepared])
+        if prepared.chunks is None:
+            return False, self._chunk_count(root, rel)
+        return True, len(prepared.chunks)
+
+    async def _prepare(
+        self, target: ResolvedPath, reader: Reader, size: int, mtime_ns: int, known_digest: str | None
+    ) -> _Prepared:
+        """Read, hash and (if the content changed) chunk one file, in a worker thread (``ast.parse`` of a
+        large module takes tens of ms: never on the event loop)."""
+
+        def work() -> _Prepared:
+            text = reader(target)
+            digest = hashlib.sha1(text.encode()).hexdigest()
+            chunks = None if digest == known_digest else chunk_document(target.relative, text)
+            return _Prepared(str(target.root), target.relative, size, mtime_ns, digest, chunks)
+
+        return await asyncio.to_thread(work)
+
+    async def _commit(self, batch: list[_Prepared]) -> None:
+        """Write prepared files: one embedding pass, one vector delete and upsert, one SQLite transaction
+        for the whole batch (a Chroma upsert per file costs ~40 ms whatever its size)."""
+        if not batch:
+            return
+        changed = [p for p in batch if p.chunks is not None]
+        texts = [c.index_text for p in changed for c in p.chunks or ()]
+        vectors = await self.embedder.embed(texts) if texts else []
         async with self._write:
-            if known and known[2] == digest:
-                self._exec(
-                    "UPDATE files SET size = ?, mtime_ns = ? WHERE root = ? AND path = ?",
-                    (st.st_size, st.st_mtime_ns, root, rel),
-                )
-                return False, self._chunk_count(root, rel)
-            chunks = chunk_document(rel, text)
-            await self._drop_file(root, rel)
-            if chunks:
-                vectors = await self.embedder.embed([c.index_text for c in chunks])
-                ids = [_chunk_id(root, rel, n) for n in range(len(chunks))]
-                metas: list[dict[str, Any]] = [
-                    {"root": root, "path": rel, "start": c.start_line, "end": c.end_line} for c in chunks
-                ]
+            old_ids: list[str] = []
+            ids: list[str] = []
+            metas: list[dict[str, Any]] = []
+            rows: list[tuple[Any, ...]] = []
+            with self._lock:
+                for p in changed:
+                    old_ids += [
+                        r[0]
+                        for r in self._db.execute(
+                            "SELECT id FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel)
+                        )
+                    ]
+                    for n, c in enumerate(p.chunks or ()):
+                        cid = _chunk_id(p.root, p.rel, n)
+                        ids.append(cid)
+                        metas.append({"root": p.root, "path": p.rel, "start": c.start_line, "end": c.end_line})
+                        rows.append((cid, p.root, p.rel, n, c.start_line, c.end_line, c.heading, c.index_text))
+            stale = sorted(set(old_ids) - set(ids))
+            if stale:
+                await self.vectors.delete(stale)
+            if ids:
                 await self.vectors.upsert(ids, vectors, metas)
-                self._store_chunks(root, rel, ids, chunks)
-            self._exec(
-                "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
-                (root, rel, st.st_size, st.st_mtime_ns, digest),
-            )
+            with self._lock:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    for p in changed:
+                        self._delete_chunks(p.root, p.rel)
+                    for row in rows:
+                        rowid = self._db.execute(
+                            "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            row,
+                        ).lastrowid
+                        self._db.execute(
+                            "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (rowid, " ".join(tokenize(row[7])))
+                        )
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
+                        [(p.root, p.rel, p.size, p.mtime_ns, p.digest) for p in batch],
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
             self._generation += 1
-        return True, len(chunks)
 
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
         with self._lock:
@@ -190,18 +255,12 @@ class DocIndex:
                 ).fetchone()[0]
             )
 
-    def _store_chunks(self, root: str, rel: str, ids: list[str], chunks: list[Chunk]) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (cid, root, rel, n, c.start_line, c.end_line, c.heading, c.index_text)
-                    for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
-                ],
-            )
-            self._db.execute("COMMIT")
+    def _delete_chunks(self, root: str, rel: str) -> None:
+        """Delete a file's chunks and their BM25 postings (caller holds ``_lock``)."""
+        self._db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE root = ? AND path = ?)", (root, rel)
+        )
+        self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
 
     async def _drop_file(self, root: str, rel: str) -> None:
         with self._lock:
@@ -209,14 +268,15 @@ class DocIndex:
                 r[0]
                 for r in self._db.execute("SELECT id FROM chunks WHERE root = ? AND path = ?", (root, rel))
             ]
-            self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
+            self._delete_chunks(root, rel)
             self._db.execute("DELETE FROM files WHERE root = ? AND path = ?", (root, rel))
         await self.vectors.delete(ids)
         self._generation += 1
 
-    def _candidates(self, roots: Sequence[Path]) -> list[str]:
-        """Relative paths of indexable files under the first matching root (hidden entries skipped)."""
-        found: list[str] = []
+    def _candidates(self, roots: Sequence[Path], max_files: int = MAX_FILES) -> list[tuple[str, int, int]]:
+        """``(path, size, mtime_ns)`` of indexable files under ``roots`` (hidden entries skipped), stat'd here
+        (in the walking thread) so an unchanged file costs no further system call or thread hop."""
+        found: list[tuple[str, int, int]] = []
         for root in roots:
             base = root.resolve()
             for dirpath, dirnames, filenames in os.walk(base):
@@ -224,43 +284,93 @@ class DocIndex:
                 for name in sorted(filenames):
                     if name.startswith(".") or Path(name).suffix.lower() not in DOC_EXTENSIONS:
                         continue
-                    full = Path(dirpath) / name
-                    found.append(str(full))
-                    if len(found) >= MAX_FILES:
+                    full = os.path.join(dirpath, name)
+                    try:
+                        st = os.stat(full)
+                    except OSError:
+                        continue
+                    found.append((full, st.st_size, st.st_mtime_ns))
+                    if len(found) >= max_files:
                         return found
         return found
 
-    async def index_workspace(self, roots: Sequence[Path], reader: Reader = default_reader) -> IndexStats:
-        """Index every document under ``roots`` that changed; drop files that are gone."""
-        paths = await asyncio.to_thread(self._candidates, roots)
+    def _digests(self, root_names: list[str]) -> dict[tuple[str, str], str]:
+        if not root_names:
+            return {}
+        marks = ",".join("?" * len(root_names))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT root, path, sha1 FROM files WHERE root IN ({marks})", root_names
+            ).fetchall()
+        return {(r, p): str(d) for r, p, d in rows}
+
+    def _known(self, root_names: list[str]) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """``(root, path) → (size, mtime_ns, chunk count)`` of every indexed file under ``root_names``."""
+        if not root_names:
+            return {}
+        marks = ",".join("?" * len(root_names))
+        with self._lock:
+            files = self._db.execute(
+                f"SELECT root, path, size, mtime_ns FROM files WHERE root IN ({marks})", root_names
+            ).fetchall()
+            counts = dict(
+                ((r, p), int(c))
+                for r, p, c in self._db.execute(
+                    f"SELECT root, path, COUNT(*) FROM chunks WHERE root IN ({marks}) GROUP BY root, path",
+                    root_names,
+                )
+            )
+        return {(r, p): (int(size), int(mtime), counts.get((r, p), 0)) for r, p, size, mtime in files}
+
+    async def index_workspace(
+        self, roots: Sequence[Path], reader: Reader = default_reader, *, max_files: int = MAX_FILES
+    ) -> IndexStats:
+        """Index every document under ``roots`` that changed; drop files that are gone.
+
+        Incremental: the indexed files' size and mtime are read in one query, so a file whose size and
+        mtime match costs nothing more; only changed files are read, and of those only the ones whose
+        content hash changed are chunked and embedded again (:meth:`index_file`).
+        """
+        paths = await asyncio.to_thread(self._candidates, roots, max_files)
+        root_names = [str(r.resolve()) for r in roots]
+        known = await asyncio.to_thread(self._known, root_names)
+        known_digests = await asyncio.to_thread(self._digests, root_names)
         indexed = unchanged = chunks = 0
         refused: list[str] = []
         seen: set[tuple[str, str]] = set()
-        for raw in paths:
+        pending: list[_Prepared] = []
+        pending_chunks = 0
+        for raw, size, mtime_ns in paths:
+            if size > MAX_FILE_BYTES:
+                continue
             try:
                 target = resolve_in_roots(raw, roots, must_exist=True)
-                if target.path.stat().st_size > MAX_FILE_BYTES:
+                key = (str(target.root), target.relative)
+                row = known.get(key)
+                if row is not None and row[0] == size and row[1] == mtime_ns:
+                    unchanged += 1
+                    chunks += row[2]
+                    seen.add(key)
                     continue
-                changed, count = await self.index_file(target, reader)
+                prepared = await self._prepare(target, reader, size, mtime_ns, known_digests.get(key))
             except (PathRefused, OSError) as exc:
                 refused.append(f"{raw}: {exc}")
                 continue
-            seen.add((str(target.root), target.relative))
-            indexed += int(changed)
-            unchanged += int(not changed)
-            chunks += count
+            seen.add(key)
+            if prepared.chunks is None:  # touched, same content
+                unchanged += 1
+                chunks += row[2] if row is not None else 0
+            else:
+                indexed += 1
+                chunks += len(prepared.chunks)
+                pending_chunks += len(prepared.chunks)
+            pending.append(prepared)
+            if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
+                await self._commit(pending)
+                pending, pending_chunks = [], 0
+        await self._commit(pending)
         removed = 0
-        root_names = [str(r.resolve()) for r in roots]
-        with self._lock:
-            rows = (
-                self._db.execute(
-                    f"SELECT root, path FROM files WHERE root IN ({','.join('?' * len(root_names))})",
-                    root_names,
-                ).fetchall()
-                if root_names
-                else []
-            )
-        for root, rel in rows:
+        for root, rel in known:
             if (root, rel) not in seen:
                 async with self._write:
                     await self._drop_file(root, rel)
@@ -270,27 +380,51 @@ class DocIndex:
         )
 
     # -- search -------------------------------------------------------------------------------------
-    def _scope_rows(self, roots: list[str], path: str | None) -> list[tuple[Any, ...]]:
+    def _ensure_fts(self) -> None:
+        """Fill the BM25 table from ``chunks`` once, for an index written before it existed (caller holds
+        ``_lock``)."""
+        if self._fts_checked:
+            return
+        empty = self._db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 0
+        if empty and self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            self._db.execute("BEGIN IMMEDIATE")
+            rows = self._db.execute("SELECT rowid, text FROM chunks").fetchall()
+            self._db.executemany(
+                "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)",
+                [(rowid, " ".join(tokenize(text))) for rowid, text in rows],
+            )
+            self._db.execute("COMMIT")
+        self._fts_checked = True
+
+    def _bm25_ids(self, query: str, roots: list[str], path: str | None, limit: int) -> list[str]:
+        """The ``limit`` best chunk ids by BM25 (SQLite FTS5: k1 1.2, b 0.75, over the same tokens as
+        :func:`~cortex_lsp.memory.chunking.tokenize`), persisted and updated per file — never rebuilt."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
         marks = ",".join("?" * len(roots))
-        sql = f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE root IN ({marks})"
-        params: list[Any] = list(roots)
+        sql = (
+            "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.root IN ({marks})"
+        )
+        params: list[Any] = [match, *roots]
         if path is not None:
-            sql += " AND path = ?"
+            sql += " AND c.path = ?"
             params.append(path)
         with self._lock:
-            return self._db.execute(sql + " ORDER BY root, path, n", params).fetchall()
+            self._ensure_fts()
+            return [r[0] for r in self._db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, limit])]
 
-    def _bm25(self, roots: list[str], path: str | None) -> tuple[Any, list[tuple[Any, ...]]]:
-        key = (tuple(roots), path)
-        cached = self._bm25_cache.get(key)
-        if cached and cached[0] == self._generation:
-            return cached[1], cached[2]
-        rows = self._scope_rows(roots, path)
-        model = BM25([tokenize(r[5]) for r in rows]) if rows else None
-        if len(self._bm25_cache) > 16:
-            self._bm25_cache.clear()
-        self._bm25_cache[key] = (self._generation, model, rows)
-        return model, rows
+    def _rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE id IN ({marks})", ids
+            ).fetchall()
+        return {r[0]: r for r in rows}
 
     async def search(
         self,
@@ -305,24 +439,17 @@ class DocIndex:
         root_names = [str(r.resolve()) for r in roots]
         if not root_names or not query.strip():
             return []
-        model, rows = await asyncio.to_thread(self._bm25, root_names, path)
-        if not rows:
-            return []
-        by_id = {r[0]: r for r in rows}
         ranks: dict[str, float] = {}
-        if mode in ("hybrid", "bm25") and model is not None:
-            tokens = tokenize(query)
-            scores = model.scores(tokens) if tokens else []
-            order = sorted((i for i in range(len(rows)) if scores[i] > 0), key=lambda i: -scores[i])
-            for rank, i in enumerate(order[:CANDIDATES]):
-                ranks[rows[i][0]] = ranks.get(rows[i][0], 0.0) + 1.0 / (RRF_K + rank + 1)
+        if mode in ("hybrid", "bm25"):
+            for rank, cid in enumerate(await asyncio.to_thread(self._bm25_ids, query, root_names, path, CANDIDATES)):
+                ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
         if mode in ("hybrid", "vector"):
-            for rank, cid in enumerate(
-                await self._vector_ids(query, root_names, path, min(CANDIDATES, len(rows)))
-            ):
-                if cid in by_id:
-                    ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
-        best = sorted(ranks.items(), key=lambda kv: -kv[1])[: max(1, top_k)]
+            for rank, cid in enumerate(await self._vector_ids(query, root_names, path, CANDIDATES)):
+                ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+        if not ranks:
+            return []
+        by_id = await asyncio.to_thread(self._rows, list(ranks))
+        best = sorted(((cid, score) for cid, score in ranks.items() if cid in by_id), key=lambda kv: -kv[1])
         return [
             DocHit(
                 path=by_id[cid][2],
@@ -332,7 +459,7 @@ class DocIndex:
                 score=score,
                 root=str(by_id[cid][1]),
             )
-            for cid, score in best
+            for cid, score in best[: max(1, top_k)]
         ]
 
     async def _vector_ids(self, query: str, roots: list[str], path: str | None, n: int) -> list[str]:
@@ -348,6 +475,9 @@ class DocIndex:
         """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""
         async with self._write:
             with self._lock:
+                # FTS5 keeps deleted terms in its segments until they merge: drop the table instead
+                self._db.execute("DROP TABLE IF EXISTS chunks_fts")
+                self._db.execute(FTS_SCHEMA)
                 self._db.execute("DELETE FROM chunks")
                 self._db.execute("DELETE FROM files")
                 scrub_sqlite(self._db)
