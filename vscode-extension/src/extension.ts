@@ -388,9 +388,11 @@ class CortexExtension implements vscode.Disposable {
     }
     this.modelDownShown = true;
     const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
-    const why = typeof result.answer === "string" && result.answer ? result.answer : "The model server cannot be reached.";
+    // short: where it looked and what to check; the server's full advice is in the chat view
+    const url = typeof result.answer === "string" ? /https?:\/\/[^\s)`'"]+/.exec(result.answer)?.[0] : undefined;
+    const where = url ? ` at ${url.replace(/[.,;]+$/, "")}` : "";
     void vscode.window
-      .showErrorMessage(`Cortex: ${why} Check \`${setting}\` or start the model server.`, "Open Settings", "Run Doctor")
+      .showErrorMessage(`Cortex: the model server${where} is not answering. Start it, or check \`${setting}\`.`, "Open Settings", "Run Doctor")
       .then((choice) => {
         if (choice === "Open Settings") {
           void vscode.commands.executeCommand("workbench.action.openSettings", setting);
