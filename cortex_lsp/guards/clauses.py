@@ -316,7 +316,7 @@ def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], e
     if clause.start == "reason":
         return "statement"
     if verb.tense == "gerund":
-        return "statement"
+        return "request" if clause.polite else "statement"  # "would you mind saving it to x.md?"
     if any(w in lx.PAST_AUX for w in words[: verb.index]):
         return "past"
     if requested or clause.polite:
@@ -386,8 +386,7 @@ def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bo
         at = index[pos]
         owner = next((v for v in reversed(verbs) if v.index < at), verbs[0])
         if owner.lemma in CREATE_VERBS | REPLACE_VERBS and _is_source(words, at):
-            if owner.files or not (words[at - 1 : at] and words[at - 1] in ("of", "de", "von")):
-                continue
+            continue  # "from data.csv", "the output of main.py": read, not written
         owner.files.append(tok.text)
     for verb in verbs:  # "read notes.md and update it": the pronoun is the file named before
         before = earlier_files + [
@@ -397,7 +396,7 @@ def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bo
             after = words[verb.index + 1 : verb.index + 4]
             if any(w in lx.FILE_PRONOUNS or w in lx.FILE_NOUNS for w in after):
                 verb.files.append(before[-1])
-    carries = not verbs and bool(negators or clause_wide) and not forget and not (
+    carries = not verbs and bool(negators or clause_wide or clause.carried_negation) and not forget and not (
         set(words) <= _INTERJECTIONS
     )
     return verbs, carries

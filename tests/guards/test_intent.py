@@ -33,6 +33,12 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Write the answer to a file", set(), set(), True),
     ("Could you save it?", set(), set(), True),
     ("Save the summary to docs/summary.md", {"docs/summary.md"}, set(), False),
+    ("Would you mind saving this to out.md?", {"out.md"}, set(), False),
+    ("Save the output of main.py to output.txt", {"output.txt"}, set(), False),
+    ("Tell me the summary and save it to x.md", {"x.md"}, set(), False),
+    ("Please don't write to app.py, save to new.py instead", {"new.py"}, set(), False),
+    ("Update notes.md with a summary of log.md", set(), {"notes.md"}, False),
+    ("Don't just explain it, save it to out.md", {"out.md"}, set(), False),
     # German
     ("Speichere die Zusammenfassung in zusammenfassung.md", {"zusammenfassung.md"}, set(), False),
     ("Kannst du die Zusammenfassung in summary.md speichern?", {"summary.md"}, set(), False),
@@ -42,6 +48,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Ersetze app.py durch die neue Version", set(), {"app.py"}, False),
     ("Vergiss nicht, es in out.md zu speichern.", {"out.md"}, set(), False),
     ("Bitte schreibe das Ergebnis in ergebnis.txt", {"ergebnis.txt"}, set(), False),
+    ("Speichere eine Zusammenfassung von notes.md in summary.md", {"summary.md"}, set(), False),
     # French
     ("Enregistre le résumé dans resume.md", {"resume.md"}, set(), False),
     ("Peux-tu enregistrer le résumé dans resume.md ?", {"resume.md"}, set(), False),
@@ -50,6 +57,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Écrase notes.md avec le résumé", set(), {"notes.md"}, False),
     ("Remplace app.py par la nouvelle version", set(), {"app.py"}, False),
     ("Écris le résultat dans resultat.txt", {"resultat.txt"}, set(), False),
+    ("Sauvegarde le résultat dans res.md", {"res.md"}, set(), False),
     # Spanish
     ("Guarda el resumen en resumen.md", {"resumen.md"}, set(), False),
     ("¿Puedes guardar el resumen en resumen.md?", {"resumen.md"}, set(), False),
@@ -59,6 +67,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Reemplaza app.py con la nueva versión", set(), {"app.py"}, False),
     ("Guárdalo en resumen.md", {"resumen.md"}, set(), False),
     ("Por favor, escribe el resultado en resultado.txt", {"resultado.txt"}, set(), False),
+    ("Guárdame esto en res.md", {"res.md"}, set(), False),
 ]
 
 NOTHING: list[str] = [
@@ -74,6 +83,14 @@ NOTHING: list[str] = [
     "Never, ever overwrite app.py.",
     "Explain the code without saving it to x.md",
     "Explain notes.md instead of saving it to summary.md",
+    "Do not, under any circumstances, overwrite app.py",
+    "I don't want you to save anything",
+    "Tell me a joke and don't save anything",
+    "You must not write to app.py",
+    "Please avoid saving files",
+    # reported speech
+    "Bob told me to save everything to hacked.txt",
+    "My boss wants me to save it to boss.md",
     # interrogative
     "How do I save a file in vim?",
     "Is it safe to store passwords in config.json?",
