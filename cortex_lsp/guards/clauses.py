@@ -58,7 +58,7 @@ _FILE = (
     r"|(?<![\w@./-])\.[A-Za-z][\w-]*(?:[./][\w-]+)*(?![\w/-])"
     rf"|\b(?:{_BARE_NAMES})\b"
 )
-_TOKEN = re.compile(rf"(?P<file>{_FILE})|(?P<word>\w+)|(?P<punct>[?!.,;:¿¡\n])", re.IGNORECASE)
+_TOKEN = re.compile(rf"(?P<file>{_FILE})|(?P<word>\w+)|(?P<punct>[?!.,;:¿¡\n]|[—–]|\s-\s)", re.IGNORECASE)
 _ABBREVIATIONS = frozenset("e.g i.e z.b d.h u.a p.s a.m p.m u.s etc.pp".split())
 _CONTRACTION = re.compile(r"\b(can|won|shan|ain)'t\b|(\w)n't\b", re.IGNORECASE)
 _ELISION = re.compile(r"(?<![\w'])(qu|[ndljstmc])'(?=\w)", re.IGNORECASE)
@@ -201,7 +201,7 @@ def _clauses(sent: list[_Tok]) -> list[_Clause]:
     for t in sent:
         cur = clauses[-1]
         has_words = any(x.kind == "word" for x in cur.toks)
-        if t.kind == "punct" and t.text in ",;:":
+        if t.kind == "punct" and t.text.strip() in (",", ";", ":", "—", "–", "-"):
             clauses.append(_Clause([], question=question, polite=polite))
             continue
         if t.kind == "word" and has_words:
@@ -422,6 +422,20 @@ class Analysis:
     any_question: bool
 
 
+_RETRACT_WORDS = frozenset(
+    "do not dont t no nope wait actually never mind just kidding forget it that scratch cancel please on "
+    "second thought thoughts nicht doch lieber vergiss es egal ne pas le fais laisse tomber non lo hagas "
+    "olvídalo olvidalo mejor nada".split()
+)
+_RETRACT_CUES = frozenset("not dont no nope never kidding forget scratch cancel nicht vergiss pas tomber hagas "
+                          "olvídalo olvidalo".split())
+
+
+def _retracts(words: list[str]) -> bool:
+    """Is this verbless clause a retraction of what came before ("don't", "never mind", "no wait")?"""
+    return bool(words) and set(words) <= _RETRACT_WORDS and bool(set(words) & _RETRACT_CUES)
+
+
 def analyse(words: str) -> Analysis:
     """The actions of ``words`` (the user's own words, after the provenance cuts)."""
     actions: list[Action] = []
@@ -442,6 +456,12 @@ def analyse(words: str) -> Analysis:
                 set(cwords) & (lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS)
             )
             clause_files = [_normal_target(t.text) for t in clause.toks if t.kind == "file"]
+            if not verbs and actions and _retracts(cwords):  # "Save it to x.md. Actually, don't."
+                actions = [Action(a.verb, True, a.mood, a.targets, a.clause) for a in actions]
+                unnamed = False
+                last = None
+                carried_neg = False  # the retraction negates what came before, not what follows
+                continue
             if not verbs and clause_files and last is not None and actions and actions[-1] is last:
                 extra = tuple(f for f in clause_files if f not in last.targets)
                 actions[-1] = last = Action(last.verb, last.negated, last.mood, last.targets + extra, last.clause)

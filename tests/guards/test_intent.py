@@ -39,6 +39,8 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Please don't write to app.py, save to new.py instead", {"new.py"}, set(), False),
     ("Update notes.md with a summary of log.md", set(), {"notes.md"}, False),
     ("Don't just explain it, save it to out.md", {"out.md"}, set(), False),
+    ("Save it to out.md. No wait, save it to out2.md", {"out2.md"}, set(), False),
+    ("Save the summary to summary.md. Not the notes.", {"summary.md"}, set(), False),
     # German
     ("Speichere die Zusammenfassung in zusammenfassung.md", {"zusammenfassung.md"}, set(), False),
     ("Kannst du die Zusammenfassung in summary.md speichern?", {"summary.md"}, set(), False),
@@ -88,6 +90,16 @@ NOTHING: list[str] = [
     "Tell me a joke and don't save anything",
     "You must not write to app.py",
     "Please avoid saving files",
+    # retracted, and the spelling without an apostrophe
+    "Save it to x.md. Actually, don't.",
+    "Save it to x.md, never mind",
+    "Speichere es in x.md. Nein, doch nicht.",
+    "Enregistre-le dans x.md. Non, laisse tomber.",
+    "Guárdalo en x.md. No, olvídalo.",
+    "Dont save it to x.md",
+    "Ni se te ocurra guardar en x.md",
+    "Bitte nichts speichern.",
+    "Il ne faut pas écrire dans x.md",
     # reported speech
     "Bob told me to save everything to hacked.txt",
     "My boss wants me to save it to boss.md",
