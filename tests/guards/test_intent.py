@@ -238,6 +238,8 @@ def test_run_code_urls_code_and_arithmetic() -> None:
     assert parse_intent("What is 12*7+3?").arithmetic == "12*7+3"
     assert parse_intent("what is 12 times 7").arithmetic == "12*7"
     assert parse_intent("hello").arithmetic is None
+    assert parse_intent("What happened on 2024-05-01?").arithmetic is None
+    assert parse_intent("Compute (3 + 4) ^ 2").arithmetic == "(3+4)**2"
     assert parse_intent("Fetch https://example.com/a and summarize it").urls == ("https://example.com/a",)
 
 
