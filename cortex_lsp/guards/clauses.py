@@ -18,6 +18,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from cortex_lsp.guards import lexicon as lx
+from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
 
 __all__ = ["CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse"]
 
@@ -46,69 +47,10 @@ class Action:
         return not self.negated and self.mood in GRANTING_MOODS
 
 
-# ------------------------------------------------------------------------------------------------
-# tokens
-
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
-_BARE_NAMES = (
-    "makefile|gnumakefile|dockerfile|containerfile|jenkinsfile|vagrantfile|procfile|gemfile|rakefile|"
-    "justfile|pipfile"
-)
-_FILE = (
-    r"(?<![\w@./-])(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9_-]{0,9}(?![\w/-])"
-    r"|(?<![\w@./-])\.[A-Za-z][\w-]*(?:[./][\w-]+)*(?![\w/-])"
-    rf"|\b(?:{_BARE_NAMES})\b"
-)
-_TOKEN = re.compile(rf"(?P<file>{_FILE})|(?P<word>\w+)|(?P<punct>[?!.,;:¿¡\n]|[—–]|\s-\s)", re.IGNORECASE)
-_ABBREVIATIONS = frozenset("e.g i.e z.b d.h u.a p.s a.m p.m u.s etc.pp".split())
-_CONTRACTION = re.compile(r"\b(can|won|shan|ain)'t\b|(\w)n't\b", re.IGNORECASE)
-_ELISION = re.compile(r"(?<![\w'])(qu|[ndljstmc])'(?=\w)", re.IGNORECASE)
-_BACKSLASH_PATH = re.compile(r"(?<=\w)\\(?=\w)")
-
-
-def _contraction(m: re.Match[str]) -> str:
-    if m.group(1):
-        word = m.group(1).lower()
-        return {"can": "can not", "won": "will not", "shan": "shall not", "ain": "is not"}[word]
-    return f"{m.group(2)} not"
-
-
-@dataclass
-class _Tok:
-    kind: str  # "file" | "word" | "punct"
-    text: str  # as typed (files) or lower-cased (words)
-
-
-def _tokens(text: str) -> list[_Tok]:
-    text = text.replace("\u2019", "'").replace("\u2018", "'")
-    text = _URL.sub(" ", text)
-    text = re.sub(r"(?i)\bs'il\b", "s il", text)
-    text = _CONTRACTION.sub(_contraction, text)
-    text = _ELISION.sub(lambda m: m.group(1) + "e ", text)
-    text = _BACKSLASH_PATH.sub("/", text)
-    out: list[_Tok] = []
-    for m in _TOKEN.finditer(text):
-        if m.group("file"):
-            name = m.group("file")
-            if name.lower() in _ABBREVIATIONS:
-                out.append(_Tok("word", name.lower().replace(".", "")))
-            else:
-                out.append(_Tok("file", name))
-        elif m.group("word"):
-            out.append(_Tok("word", m.group("word").lower()))
-        else:
-            out.append(_Tok("punct", m.group("punct")))
-    return out
-
-
-def _phrase_words(phrase: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(t.text for t in _tokens(" ".join(phrase)) if t.kind == "word")
-
-
-_POLITE = tuple(_phrase_words(p) for p in lx.POLITE_STARTS)
-_REQUEST = tuple(_phrase_words(p) for p in lx.REQUEST_MARKERS)
-_PHRASES = tuple((_phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
-_NEG_PHRASES = tuple(_phrase_words(p) for p in lx.NEGATING_PHRASES)
+_POLITE = tuple(phrase_words(p) for p in lx.POLITE_STARTS)
+_REQUEST = tuple(phrase_words(p) for p in lx.REQUEST_MARKERS)
+_PHRASES = tuple((phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
+_NEG_PHRASES = tuple(phrase_words(p) for p in lx.NEGATING_PHRASES)
 _ENCLITIC = re.compile(r"(?:melo|mela|selo|sela|los|las|nos|lo|la|le|les|me|te|se)$")
 _GENERIC_PAST = re.compile(r"^[a-z]{3,}ed$")
 _INTERJECTIONS = frozenset("no nein non nope".split())
@@ -143,7 +85,7 @@ def _lookup(word: str) -> tuple[str, str] | None:
 
 @dataclass
 class _Clause:
-    toks: list[_Tok]
+    toks: list[Tok]
     start: str = ""  # "" | "cond" | "reason" | "embedded"
     question: bool = False
     polite: bool = False
@@ -158,8 +100,8 @@ class _Clause:
         return " ".join(t.text for t in self.toks if t.kind != "punct" or t.text not in "\n")
 
 
-def _sentences(toks: list[_Tok]) -> list[list[_Tok]]:
-    out: list[list[_Tok]] = [[]]
+def _sentences(toks: list[Tok]) -> list[list[Tok]]:
+    out: list[list[Tok]] = [[]]
     for t in toks:
         out[-1].append(t)
         if t.kind == "punct" and t.text in ".!?\n":
@@ -174,7 +116,7 @@ def _skip_fillers(words: list[str]) -> int:
     return i
 
 
-def _sentence_flags(sent: list[_Tok]) -> tuple[bool, bool]:
+def _sentence_flags(sent: list[Tok]) -> tuple[bool, bool]:
     """(question, polite) for a sentence."""
     words = [t.text for t in sent if t.kind == "word"]
     if not words:
@@ -196,7 +138,7 @@ def _sentence_flags(sent: list[_Tok]) -> tuple[bool, bool]:
     return asked, False
 
 
-def _clauses(sent: list[_Tok]) -> list[_Clause]:
+def _clauses(sent: list[Tok]) -> list[_Clause]:
     question, polite = _sentence_flags(sent)
     clauses: list[_Clause] = [_Clause([], question=question, polite=polite)]
     for t in sent:
@@ -390,7 +332,7 @@ def _mood(clause: _Clause, verb: _Verb, scan: _Scan, earlier: list[_Verb]) -> st
     return "statement"
 
 
-def _word_index(toks: list[_Tok]) -> list[int]:
+def _word_index(toks: list[Tok]) -> list[int]:
     """For each token, the index of the next word (files and punctuation sit between words)."""
     out: list[int] = []
     n = 0
@@ -500,7 +442,7 @@ def analyse(words: str) -> Analysis:
     seen_files: set[str] = set()
     unnamed = False
     any_question = False
-    for sent in _sentences(_tokens(words)):
+    for sent in _sentences(tokens(words)):
         carried_neg = False
         carried_req = False
         last: Action | None = None
