@@ -187,15 +187,13 @@ async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     a = parse_args("cortex.run", RunArgs, args)
-    # slicing a very large document is real work: off the event loop (code actions keep answering)
-    selection = await asyncio.to_thread(_selection, ls, a.uri, a.range)
-    assert selection is not None
+    # the exact selection (never the 64 KB cut made for a model: a cut program must not run), sliced off
+    # the event loop; every size check comes before any parse (services.run_code)
+    text, _path, _language = await asyncio.to_thread(_document_text, ls, a.uri)
+    chunk, first, last = await asyncio.to_thread(_slice, text, a.range)
     from cortex_lsp.server import services
-    from cortex_lsp.tools.block_definitions import with_definitions
 
-    # the block runs with the definitions it uses from the same file (tools/block_definitions.py)
-    block = with_definitions(_document_text(ls, a.uri)[0], selection.start_line, selection.end_line, selection.text)
-    return await services.run_code(ls, block.code)
+    return await services.run_code(ls, chunk, source=text, lines=(first, last))
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:

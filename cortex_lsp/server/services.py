@@ -47,16 +47,29 @@ def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistr
     return registry
 
 
-async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
-    """``cortex.run``: the size limit (before anything reads the code), the runnability check (no model
-    call, off the event loop), then the sandbox. Without OS isolation the result carries a ``warning``,
-    and the session's first such run also shows it as a message (no silent downgrade)."""
+async def run_code(
+    ls: CortexServer, code: str, *, source: str | None = None, lines: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """``cortex.run``: the size limit (before anything reads the code), the block's definitions from its
+    file (``source``, ``lines``: tools/block_definitions.py), the runnability check (no model call), then
+    the sandbox; every parse runs off the event loop. Without OS isolation the result carries a
+    ``warning``, and the session's first such run also shows it as a message (no silent downgrade)."""
     from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, too_long_message
 
     not_run: dict[str, Any] = {"ran": False, "stdout": "", "stderr": "", "value": None, "error": None,
                                "duration_ms": 0.0, "backend": None, "isolation": None, "notes": []}
     if len(code) > MAX_CODE_CHARS:
         return {**not_run, "reason": too_long_message()}
+    notes: list[str] = []
+    if source is not None and lines is not None and source != code:
+        if len(source) > MAX_CODE_CHARS:  # never parse a huge file for the definitions of a small block
+            notes.append("The file is too large to gather the definitions the block uses: only the block ran.")
+        else:
+            from cortex_lsp.tools.block_definitions import with_definitions
+
+            code = (await asyncio.to_thread(with_definitions, source, lines[0], lines[1], code)).code
+            if len(code) > MAX_CODE_CHARS:
+                return {**not_run, "reason": too_long_message()}
     try:
         from cortex_lsp.agent.runnability import cannot_run_reply
     except ImportError:
@@ -69,6 +82,7 @@ async def run_code(ls: CortexServer, code: str) -> dict[str, Any]:
     if pool is None:
         raise JsonRpcInternalError("cortex.run is not available yet: the Python sandbox is not installed.")
     result = await pool.run(code, roots=ls.roots)
+    result.notes[:0] = notes
     payload = dataclasses.asdict(result)
     payload["ran"] = not result.refused
     payload["reason"] = result.error if result.refused else None

@@ -30,7 +30,7 @@ async def test_a_huge_document_is_refused_by_size_and_code_actions_still_answer(
         run = asyncio.create_task(execute(client, "cortex.run", {"uri": big}))
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=small),
-            range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
+            range=types.Range(start=types.Position(0, 0), end=types.Position(0, 8)),  # "print(1)" selected
             context=types.CodeActionContext(diagnostics=[])))
         result = await run
         ran_small = await execute(client, "cortex.run", {"uri": small})
@@ -56,3 +56,24 @@ async def test_without_os_isolation_every_result_and_the_first_run_say_so(
         assert any("only the in-process layers apply" in n for n in result["notes"])
     shown = [m for m in messages if "only the in-process layers apply" in m]
     assert len(shown) == 1, messages  # once per session, not on every run
+
+
+async def test_a_long_program_runs_whole_never_cut_and_a_block_in_a_huge_file_runs_alone(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The 64 KB cut made for a model never applies to code that runs (a cut program must not run), and
+    a small block in a huge file runs without parsing the whole file for its definitions."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    program = "x = 0\n" + "x += 1\n" * 14_000 + "print(x)\n"  # ~100 KB: over the model cut, under the limit
+    huge = "def helper():\n    return 41\n" + "y = 1\n" * 1_000_000 + "print('block')\n"
+    last = huge.count("\n") - 1
+    async with lsp_session(model, tmp_path) as client:
+        long_uri = _open(client, ws / "long.py", program)
+        huge_uri = _open(client, ws / "huge.py", huge)
+        ran_long = await execute(client, "cortex.run", {"uri": long_uri})
+        ran_block = await execute(client, "cortex.run", {"uri": huge_uri, "range": {
+            "start": {"line": last, "character": 0}, "end": {"line": last, "character": 14}}})
+    assert ran_long["ran"] and ran_long["stdout"] == "14000\n", ran_long
+    assert ran_block["ran"] and ran_block["stdout"] == "block\n", ran_block
+    assert any("too large to gather the definitions" in n for n in ran_block["notes"])
