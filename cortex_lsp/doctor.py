@@ -21,10 +21,12 @@ from cortex_lsp.models.base import ModelError
 
 
 def setting(name: str) -> str:
-    """A setting by all its names: ``ollama_base_url`` (VS Code `cortex.ollamaBaseUrl`, CORTEX_OLLAMA_BASE_URL)."""
+    """A setting by all its names: ``ollama_base_url``, VS Code ``cortex.ollamaBaseUrl``, Neovim's
+    ``setup{settings={…}}``, ``CORTEX_OLLAMA_BASE_URL``."""
     head, *rest = name.split("_")
     camel = head + "".join(part.capitalize() for part in rest)
-    return f"`{name}` (VS Code: `cortex.{camel}`; environment: `CORTEX_{name.upper()}`)"
+    return (f"`{name}` (VS Code: `cortex.{camel}`; Neovim: `setup{{settings={{{name}=…}}}}`; "
+            f"environment: `CORTEX_{name.upper()}`)")
 
 
 #: a model error's advice ends by pointing at the doctor: inside the doctor that is circular

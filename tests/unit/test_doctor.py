@@ -77,4 +77,5 @@ def test_model_advice_never_points_back_at_the_doctor(advice: str) -> None:
 
 def test_setting_names_every_place() -> None:
     assert setting("ollama_base_url") == (
-        "`ollama_base_url` (VS Code: `cortex.ollamaBaseUrl`; environment: `CORTEX_OLLAMA_BASE_URL`)")
+        "`ollama_base_url` (VS Code: `cortex.ollamaBaseUrl`; Neovim: `setup{settings={ollama_base_url=…}}`; "
+        "environment: `CORTEX_OLLAMA_BASE_URL`)")
