@@ -113,15 +113,18 @@ class RunStream:
         if reply.cancelled() or reply.exception() is not None:
             log.info("progress token not created: %s", "cancelled" if reply.cancelled() else reply.exception())
             return
-        if self._ended:  # the run is over: close the token the client made (begin, end), no reports
-            final = self._summary or "Stopped"
-            self.server.work_done_progress.begin(
-                token, types.WorkDoneProgressBegin(title=self.title, cancellable=False, message=final))
-            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=final))
-            self.server.work_done_progress.tokens.pop(token, None)
-            return
-        self.token = token
-        self._begin(token)
+        try:
+            if self._ended:  # the run is over: close the token the client made (begin, end), no reports
+                final = self._summary or "Stopped"
+                self.server.work_done_progress.begin(
+                    token, types.WorkDoneProgressBegin(title=self.title, cancellable=False, message=final))
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=final))
+                self.server.work_done_progress.tokens.pop(token, None)
+                return
+            self.token = token
+            self._begin(token)
+        except Exception as exc:  # e.g. the client went away meanwhile: the run streams events only
+            log.info("progress not begun: %s", exc)
 
     def _begin(self, token: types.ProgressToken) -> None:
         self.server.work_done_progress.begin(
