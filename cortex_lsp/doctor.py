@@ -1,8 +1,14 @@
-"""Pre-flight checks (``cortex.doctor`` and ``cortex-lsp doctor``): each failure comes with a fix."""
+"""Pre-flight checks (``cortex.doctor`` and ``cortex-lsp doctor``): each failure comes with a fix.
+
+A fix names a concrete action that works — a command to run, or a setting by its name in every place
+it can be set (``ollama_base_url`` in the config file, ``cortex.ollamaBaseUrl`` in VS Code,
+``CORTEX_OLLAMA_BASE_URL``) — never "fix the problem" and never "run doctor" (this *is* the doctor).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -12,6 +18,39 @@ from typing import Any
 
 from cortex_lsp.config import Settings
 from cortex_lsp.models.base import ModelError
+
+
+def setting(name: str) -> str:
+    """A setting by all its names: ``ollama_base_url``, VS Code ``cortex.ollamaBaseUrl``, Neovim's
+    ``setup{settings={…}}``, ``CORTEX_OLLAMA_BASE_URL``."""
+    head, *rest = name.split("_")
+    camel = head + "".join(part.capitalize() for part in rest)
+    return (f"`{name}` (VS Code: `cortex.{camel}`; Neovim: `setup{{settings={{{name}=…}}}}`; "
+            f"environment: `CORTEX_{name.upper()}`)")
+
+
+#: a model error's advice ends by pointing at the doctor: inside the doctor that is circular
+_POINTS_AT_DOCTOR = re.compile(r"[;,.]?\s*(?:run\s+)?`?cortex-lsp doctor`?[^;.]*[;.]?", re.IGNORECASE)
+
+
+def not_circular(fix: str) -> str:
+    """``fix`` without any advice to run the doctor."""
+    text = _POINTS_AT_DOCTOR.sub("", fix).strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def _model_server_fix(settings: Settings, advice: str) -> str:
+    """What to do when no model server answers, for the configured backend, with the setting's names."""
+    backend = settings.model_backend
+    if backend == "ollama":
+        return (f"Start Ollama (`ollama serve`), or set {setting('ollama_base_url')} to where it runs "
+                f"(now {settings.ollama_base_url}).")
+    if backend == "openai":
+        return ("Start the server (for llama.cpp: `python -m llama_cpp.server --model PATH`), or set "
+                f"{setting('openai_base_url')} to where it runs, including `/v1` (now {settings.openai_base_url}).")
+    fix = not_circular(advice) or ("Run `scripts/setup.sh` in the cortex-lsp folder (or `make run`) to install "
+                                   "the embedded model, or start Ollama (`ollama serve`).")
+    return f"{fix} Ollama is looked for at {setting('ollama_base_url')} (now {settings.ollama_base_url})."
 
 
 @dataclass(frozen=True)
@@ -33,7 +72,7 @@ async def _model_checks(settings: Settings) -> list[Check]:
     try:
         client, info = await create_model_client(settings)
     except ModelError as exc:
-        return [Check("model server", False, str(exc), exc.advice)]
+        return [Check("model server", False, str(exc), _model_server_fix(settings, exc.advice))]
     checks: list[Check] = []
     try:
         version = await client.version()
@@ -47,11 +86,14 @@ async def _model_checks(settings: Settings) -> list[Check]:
             from cortex_lsp.models.ollama_client import model_present
 
             present = model_present(name, installed) or (client.backend != "ollama" and name in installed)
-            fix = f"Run `ollama pull {name}`." if client.backend == "ollama" else f"Serve {name} from {url}."
+            which = "ollama_model" if role == "chat model" else "embed_model"
+            fix = (f"Run `ollama pull {name}`, or set {setting(which)} to a model `ollama list` shows."
+                   if client.backend == "ollama"
+                   else f"Load {name} in the server at {url}, or set {setting(which)} to a model it serves.")
             detail = f"{name} {'is' if present else 'is not'} available"
             checks.append(Check(role, present, detail, "" if present else fix))
     except ModelError as exc:
-        checks.append(Check("model server", False, str(exc), exc.advice))
+        checks.append(Check("model server", False, str(exc), _model_server_fix(settings, exc.advice)))
     finally:
         await client.aclose()
     return checks
@@ -66,16 +108,18 @@ def _data_dir_check(settings: Settings) -> Check:
         return Check("data folder", True, f"{path} is writable")
     except OSError as exc:
         return Check("data folder", False, f"{path} is not writable: {exc.strerror}",
-                     "Set `data_dir` (CORTEX_DATA_DIR) to a folder you can write.")
+                     f"Set {setting('data_dir')} to a folder you can write, or run `chmod u+w {path}`.")
 
 
 def _roots_check(roots: list[Path]) -> Check:
     if not roots:
         return Check("workspace roots", False, "No folder is open: file tools are off.",
-                     "Open a folder in the editor (or pass --root DIR to the CLI).", warning=True)
+                     "Open a folder: VS Code File → Open Folder; Neovim `cd` into it before `nvim` "
+                     "(or `setup{root_dir=…}`); the CLI `--root DIR`.", warning=True)
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
-        return Check("workspace roots", False, f"Missing: {', '.join(missing)}", "Open an existing folder.")
+        return Check("workspace roots", False, f"Missing: {', '.join(missing)}",
+                     "Open an existing folder (File → Open Folder; in Neovim `:cd` into it), or create it.")
     return Check("workspace roots", True, ", ".join(str(r) for r in roots))
 
 
@@ -83,11 +127,13 @@ def _sandbox_check(settings: Settings) -> Check:
     try:
         from cortex_lsp.tools.sandbox import isolation_status
     except ImportError:
-        return Check("sandbox", False, "The Python sandbox is not installed.", "Reinstall cortex-lsp.")
+        return Check("sandbox", False, "The Python sandbox is not installed.",
+                     "Run `scripts/setup.sh` in the cortex-lsp folder (or `pip install -e .` there).")
     ok, detail = isolation_status(settings)
     fix = "" if ok else "Install bubblewrap: `sudo apt-get install bubblewrap`."
     if settings.sandbox_isolation == "none":  # the user's choice, but never a silent one
-        return Check("sandbox isolation", False, detail, "Set sandbox_isolation: auto.", warning=True)
+        return Check("sandbox isolation", False, detail, f"Set {setting('sandbox_isolation')} to `auto`.",
+                     warning=True)
     return Check("sandbox isolation", ok, detail, fix, warning=not ok and settings.sandbox_isolation != "bwrap")
 
 
@@ -113,10 +159,16 @@ async def run_checks(settings: Settings, roots: list[Path], *, settings_messages
     checks.append(await asyncio.to_thread(_sandbox_check, settings))
     checks.append(_sandbox_layers_check())
     if settings_messages:
-        checks.append(Check("settings", False, " ".join(settings_messages), "Fix the named settings.", warning=True))
+        checks.append(Check("settings", False, " ".join(settings_messages), SETTINGS_FIX, warning=True))
     else:
         checks.append(Check("settings", True, f"loaded (python {sys.version.split()[0]})"))
     return checks
+
+
+SETTINGS_FIX = ("Correct or remove each setting named above where it came from (the source is in brackets: "
+                "VS Code settings `cortex.*`, Neovim `setup{settings=…}`, `cortex.yaml` in your config folder "
+                "or in the opened folder, a `CORTEX_*` variable), then restart the server; until then its "
+                "default is used.")
 
 
 def failed(checks: list[Check]) -> list[Check]:

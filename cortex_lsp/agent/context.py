@@ -11,6 +11,7 @@ from cortex_lsp.agent.types import AgentRequest, RunRecord
 from cortex_lsp.config import Settings
 from cortex_lsp.guards.provenance import UserTurn, user_urls
 from cortex_lsp.models.base import Message
+from cortex_lsp.tools.user_wait import UserClock, run_clock
 
 #: time kept back from the loop so the best-effort answer still fits in ``max_run_seconds``
 FINALIZE_RESERVE_MAX = 10.0
@@ -33,10 +34,14 @@ class RunContext:
     hinted: bool = False
     hint_text: str = ""
     notes: list[str] = field(default_factory=list)
+    #: time spent waiting for the user (an edit's review) does not count against ``max_run_seconds``
+    user_clock: UserClock = field(default_factory=UserClock)
+    user_clock_base: float = 0.0
 
     @property
     def deadline(self) -> float:
-        return self.started + self.settings.max_run_seconds
+        waited = self.user_clock.total() - self.user_clock_base
+        return self.started + self.settings.max_run_seconds + waited
 
     @property
     def reserve(self) -> float:
@@ -78,6 +83,7 @@ def build_context(
             code = extract_code(message.content)
             if code:
                 break
+    clock = run_clock()
     return RunContext(
         request=request,
         settings=settings,
@@ -88,6 +94,8 @@ def build_context(
         user_turns=user_turns,
         code_at_hand=code,
         started=record.started,
+        user_clock=clock,
+        user_clock_base=clock.total(),
     )
 
 

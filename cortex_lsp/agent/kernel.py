@@ -21,6 +21,7 @@ from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
 from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.executor import Executor, ToolSession
+from cortex_lsp.agent.failure import failure_note
 from cortex_lsp.agent.plan_guards import (
     READ_TOOLS,
     GuardedPlan,
@@ -90,6 +91,9 @@ class AgentKernel:
             emit(AgentEvent("error", {"message": exc.user_message()}))
             await self._record_error(request, exc.user_message())
             return record.result("error", answer=exc.user_message())
+        except (asyncio.CancelledError, Exception) as exc:  # cancelled or crashed: the ask is not kept either
+            await self._record_error(request, failure_note(exc))
+            raise
 
     async def _facts(self, message: str) -> list[str]:
         """Related facts; a memory fault costs the facts, never the run."""
@@ -108,7 +112,7 @@ class AgentKernel:
         record_error = getattr(self.deps.memory, "record_error", None)
         if record_error is not None:
             try:
-                await record_error(request.session_id, message)
+                await record_error(request.session_id, message, ask=request.message)
             except Exception:
                 pass
 

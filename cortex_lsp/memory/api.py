@@ -57,8 +57,9 @@ class Memory(Protocol):
     async def store_turn(self, session_id: str, role: Literal["user", "assistant", "tool"], content: str,
                          *, root: str = "", tool_name: str | None = None) -> None: ...
 
-    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
-        """An infrastructure error in a run: kept with the session, never stored or replayed as an answer."""
+    async def record_error(self, session_id: str, message: str, *, root: str = "", ask: str = "") -> None:
+        """An infrastructure error in a run: kept with the session, never stored or replayed as an answer;
+        ``ask`` (the failed run's user message) is not kept either."""
         ...
 
     async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]: ...
@@ -115,8 +116,10 @@ class InProcessMemory:
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]:
         return []
 
-    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
-        return None
+    async def record_error(self, session_id: str, message: str, *, root: str = "", ask: str = "") -> None:
+        turns = self._turns.get(session_id, [])
+        if ask and turns and turns[-1].role == "user" and turns[-1].content == ask:
+            turns.pop()  # a failed ask is not replayed
 
     async def record_tool_pattern(self, task: str, tools: list[str], steps: int, *, hinted: bool = False,
                                   steered: bool = False) -> None:

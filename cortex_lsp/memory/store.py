@@ -23,6 +23,7 @@ from cortex_lsp.memory.consolidation import Verdict, extract_facts
 from cortex_lsp.memory.docindex import DocIndex
 from cortex_lsp.memory.episodic import EpisodicStore
 from cortex_lsp.memory.erase import scrub_chroma_files
+from cortex_lsp.memory.failed_runs import drop_unanswered_ask
 from cortex_lsp.memory.private import make_private
 from cortex_lsp.memory.procedural import LearnDecision, ProceduralMemory
 from cortex_lsp.memory.semantic import SemanticMemory
@@ -167,9 +168,11 @@ class PersistentMemory:
             self.episodic.add_turn, session_id, role, content, root=root, tool_name=tool_name
         )
 
-    async def record_error(self, session_id: str, message: str, *, root: str = "") -> None:
-        """An infrastructure error during a run: logged with the session, never replayed as an answer."""
+    async def record_error(self, session_id: str, message: str, *, root: str = "", ask: str = "") -> None:
+        """An infrastructure error during a run: logged with the session, never replayed as an answer;
+        the failed run's own message ``ask`` is dropped (:mod:`cortex_lsp.memory.failed_runs`)."""
         await asyncio.to_thread(self.episodic.add_turn, session_id, "error", message, root=root)
+        await asyncio.to_thread(drop_unanswered_ask, self.episodic, session_id, ask)
 
     async def sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(self.episodic.sessions)

@@ -23,7 +23,7 @@ from cortex_lsp.config import LoadedSettings, Settings, load_settings
 from cortex_lsp.memory.api import InProcessMemory, Memory
 from cortex_lsp.models.base import ModelClient
 from cortex_lsp.server.edits import LspEditSink
-from cortex_lsp.server.logs import LspMirror
+from cortex_lsp.server.logs import LspMirror, mirror_to_client
 from cortex_lsp.server.runs import RunManager
 
 log = logging.getLogger("cortex.server")
@@ -218,7 +218,7 @@ class CortexServer(LanguageServer):
             kind = next((v for k, v in levels.items() if levelno >= k), types.MessageType.Log)
             self.window_log_message(types.LogMessageParams(type=kind, message=text))
 
-        logging.getLogger("cortex").addHandler(LspMirror(send))
+        mirror_to_client(LspMirror(send))
 
 
 def _within(path: Path, folder: Path) -> bool:

@@ -1,11 +1,19 @@
 """Logging: JSON lines on stderr (stdout is the protocol), a run id on every line, and a mirror of
-Cortex's own records to ``window/logMessage`` at the configured level."""
+Cortex's own records to ``window/logMessage`` at the configured level (``log_level``).
+
+An editor may treat every stderr line as an error (Neovim logs a server's stderr at ERROR level), so
+stderr carries warnings and errors only until the editor is connected, and errors only after that:
+routine records (INFO, and warnings) reach the editor through ``window/logMessage`` with their own
+level. ``CORTEX_STDERR_LOG_LEVEL`` (e.g. ``INFO`` or ``DEBUG``) puts a fixed level on stderr instead,
+for running the server by hand.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -49,8 +57,32 @@ class LspMirror(logging.Handler):
             self._busy = False
 
 
+STDERR_LEVEL_ENV = "CORTEX_STDERR_LOG_LEVEL"
+_STDERR_HANDLER = "cortex-stderr"
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _chosen_stderr_level() -> str | None:
+    value = os.environ.get(STDERR_LEVEL_ENV, "").strip().upper()
+    return value if value in _LEVELS else None
+
+
+def mirror_to_client(mirror: LspMirror) -> None:
+    """Send Cortex's records to the editor; from now on stderr keeps only errors (unless chosen)."""
+    cortex = logging.getLogger("cortex")
+    for old in [h for h in cortex.handlers if isinstance(h, LspMirror)]:
+        cortex.removeHandler(old)
+    cortex.addHandler(mirror)
+    if _chosen_stderr_level() is None:
+        for handler in logging.getLogger().handlers:
+            if handler.get_name() == _STDERR_HANDLER:
+                handler.setLevel(logging.ERROR)
+
+
 def setup_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
+    handler.set_name(_STDERR_HANDLER)
+    handler.setLevel(_chosen_stderr_level() or logging.WARNING)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

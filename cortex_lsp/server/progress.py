@@ -1,9 +1,13 @@
 """Work-done progress and ``cortex/event`` streaming for one run.
 
-``RunStream`` is an async context manager: it takes the client's ``workDoneToken`` or creates one
-(only when the client supports it), sends ``begin`` (cancellable), a ``report`` per plan, step, tool
-call, tool result and answer chunk — tokens coalesced to at most ~20 messages a second — and always
-sends ``end``, whatever happened. The same events go out as ``cortex/event`` notifications.
+``RunStream`` is an async context manager: it takes the client's ``workDoneToken`` or asks the client
+to create one (only when the client supports it) *without waiting for the reply*: the run starts at
+once, and progress begins when the client says yes (holding only the latest message until then; a
+refusal, or a reply after the run ended, means events only). It sends ``begin`` (cancellable), a
+``report`` per plan, step, tool call, tool result and answer chunk — tokens coalesced to at most ~20
+messages a second — and always sends ``end``, whatever happened. Messages are words for the user
+("Step 2: Read stats.py", "read_file stats.py", "Answering…"), never byte counts. The same events go
+out as ``cortex/event`` notifications.
 """
 
 from __future__ import annotations
@@ -28,25 +32,52 @@ EVENT_METHOD = "cortex/event"
 FLUSH_INTERVAL = 0.06  # seconds: ≤ 17 coalesced token reports a second, leaving room for step reports (≤ 20/s)
 
 
+ANSWERING = "Answering…"
+
+
 def describe(event: AgentEvent) -> str:
-    """A one-line status for the editor's progress display."""
+    """A one-line status for the editor's progress display, in words a user wants to read."""
     data = event.data
     if event.type == "plan":
-        steps = data.get("steps") or []
-        return f"Plan ({data.get('kind', '?')}): " + "; ".join(str(s) for s in steps)[:200]
+        steps = [str(s) for s in data.get("steps") or []]
+        if data.get("kind") == "tools" and len(steps) > 1:
+            return _short(f"Plan: {len(steps)} steps — {steps[0]}")
+        return "Thinking…"  # a one-step or direct plan says nothing the next message won't
     if event.type == "step_start":
-        return f"Step {data.get('step')}: {str(data.get('description', ''))[:160]}"
+        return _short(f"Step {data.get('step')}: {data.get('description', '')}")
     if event.type == "tool_call":
-        return f"Calling {data.get('tool')}"
+        args = short_arguments(data.get("arguments"))
+        return _short(f"{data.get('tool')} {args}".strip())
     if event.type == "tool_result":
-        state = "ok" if data.get("success") else "failed"
-        return f"{data.get('tool')} {state}"
+        return f"{data.get('tool')} ✔" if data.get("success") else f"{data.get('tool')} ✘"
     if event.type == "edit":
-        state = "applied" if data.get("applied") else "not applied"
-        return f"Edit {data.get('kind')} {data.get('uri')}: {state}"
+        name = str(data.get("uri", "")).rstrip("/").rsplit("/", 1)[-1]
+        return f"Wrote {name}" if data.get("applied") else f"Not written: {name}"
     if event.type == "error":
-        return f"Error: {str(data.get('message', ''))[:200]}"
-    return event.type
+        return _short(f"Error: {data.get('message', '')}")
+    if event.type == "token":
+        return ANSWERING
+    return event.type.replace("_", " ").capitalize()
+
+
+def short_arguments(arguments: object, *, each: int = 40, total: int = 80) -> str:
+    """A tool call's arguments as a user reads them: the values, shortened (``stats.py``, ``12*7``)."""
+    if isinstance(arguments, dict):
+        values = [v for v in arguments.values() if v not in (None, "", [], {})]
+    elif arguments in (None, "", [], {}):
+        values = []
+    else:
+        values = [arguments]
+    parts = []
+    for value in values:
+        text = " ".join(str(value).split())
+        parts.append(text if len(text) <= each else text[: each - 1] + "…")
+    return _short(", ".join(parts), total)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class RunStream:
@@ -58,29 +89,50 @@ class RunStream:
         self.token: types.ProgressToken | None = client_token
         self._client_token = client_token is not None
         self._pending_tokens: list[str] = []
-        self._answer_chars = 0
         self._last_flush = 0.0
         self._flush_handle: asyncio.TimerHandle | None = None
         self._began = False
+        self._ended = False
+        #: the latest message while the client has not yet answered ``workDoneProgress/create``
+        self._held = "Starting…"
+        self._last_message = ""
         self.reports = 0
 
     async def __aenter__(self) -> RunStream:
-        if self.token is None and supports_work_done_progress(self.server.client_capabilities):
-            token = f"cortex-{self.run_id}-{uuid.uuid4().hex[:6]}"
-            try:
-                await asyncio.wait_for(self.server.work_done_progress.create_async(token), timeout=5)
-                self.token = token
-            except Exception as exc:  # the client refused or never answered: stream events only
-                log.warning("progress token not created: %s", exc)
-                self.token = None
         if self.token is not None:
-            self.server.work_done_progress.begin(
-                self.token,
-                types.WorkDoneProgressBegin(title=self.title, cancellable=True, message="Starting…"),
-            )
-            self._began = True
-            self.server.runs.bind_token(self.token, self.run_id)
+            self._begin(self.token)
+        elif supports_work_done_progress(self.server.client_capabilities):
+            token = f"cortex-{self.run_id}-{uuid.uuid4().hex[:6]}"
+            # Never wait for the reply (a client may answer late or not at all): the run goes on.
+            reply = self.server.protocol.send_request(
+                types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token))
+            asyncio.wrap_future(reply).add_done_callback(lambda done: self._created(token, done))
         return self
+
+    def _created(self, token: str, reply: asyncio.Future[Any]) -> None:
+        if reply.cancelled() or reply.exception() is not None:
+            log.info("progress token not created: %s", "cancelled" if reply.cancelled() else reply.exception())
+            return
+        try:
+            if self._ended:  # the run is over: close the token the client made (begin, end), no reports
+                final = self._summary or "Stopped"
+                self.server.work_done_progress.begin(
+                    token, types.WorkDoneProgressBegin(title=self.title, cancellable=False, message=final))
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=final))
+                self.server.work_done_progress.tokens.pop(token, None)
+                return
+            self.token = token
+            self._begin(token)
+        except Exception as exc:  # e.g. the client went away meanwhile: the run streams events only
+            log.info("progress not begun: %s", exc)
+
+    def _begin(self, token: types.ProgressToken) -> None:
+        self.server.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=self.title, cancellable=True, message=self._held),
+        )
+        self._began = True
+        self._last_message = self._held
+        self.server.runs.bind_token(token, self.run_id)
 
     async def __aexit__(self, *exc: object) -> None:
         self.end(self._summary or "Stopped")
@@ -115,21 +167,25 @@ class RunStream:
         text = "".join(self._pending_tokens)
         self._pending_tokens.clear()
         self._last_flush = time.monotonic()
-        self._answer_chars += len(text)
         self.notify("token", {"value": text})
-        self._report(f"Answering… {self._answer_chars} chars")
+        self._report(ANSWERING)
 
     def notify(self, type_: str, data: dict[str, Any]) -> None:
         self.server.protocol.notify(EVENT_METHOD, {"run_id": self.run_id, "type": type_, "data": data})
 
     def _report(self, message: str) -> None:
         if self.token is None or not self._began:
+            self._held = message  # begin shows it once the client has made the token
             return
+        if message == self._last_message:  # "Answering…" once, not once per chunk
+            return
+        self._last_message = message
         self.reports += 1
         self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
 
     def end(self, message: str) -> None:
         self.flush()
+        self._ended = True
         if self.token is not None and self._began:
             self._began = False
             try:

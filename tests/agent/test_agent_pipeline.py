@@ -116,7 +116,7 @@ async def test_model_unavailable_ends_cleanly(agent: AgentHarness) -> None:
     assert result.stop_reason == "model_unavailable"
     assert agent.of_type("error")
     history = await agent.memory.history("s1", 6)
-    assert [m.role for m in history] == ["user"]  # the error is never stored as an answer
+    assert history == []  # the error is never stored as an answer, and the failed ask is not kept
 
 
 async def test_answer_turn_is_stored(agent: AgentHarness) -> None:
@@ -164,4 +164,4 @@ async def test_cancelled_run_propagates_and_keeps_its_record(
     assert agent.record.plan.steps == ["Read notes.txt"]
     assert [c.tool for c in agent.record.tool_calls] == ["read_file"]
     history = await agent.memory.history("s1", 6)
-    assert [m.role for m in history] == ["user"]
+    assert history == [], "a cancelled ask is not replayed"

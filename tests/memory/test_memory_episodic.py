@@ -53,6 +53,28 @@ async def test_infrastructure_errors_are_never_replayed_as_answers(memory: Persi
     assert roles == ["user", "error", "user", "assistant"]
 
 
+async def test_a_failed_ask_is_dropped_and_an_answered_one_kept(memory: PersistentMemory) -> None:
+    sid = await memory.new_session()
+    await memory.store_turn(sid, "user", "Summarise notes.md")
+    await memory.store_turn(sid, "assistant", "Three points.")
+    await memory.store_turn(sid, "user", "Summarise notes.md")  # the same words again, and this run fails
+    await memory.record_error(sid, "The model server is not answering.", ask="Summarise notes.md")
+    await memory.record_error(sid, "again", ask="Summarise notes.md")  # the answered ask stays
+    roles = [(t.role, t.content) for t in memory.episodic.turns(sid)]
+    assert roles == [("user", "Summarise notes.md"), ("assistant", "Three points."),
+                     ("error", "The model server is not answering."), ("error", "again")]
+    assert [m.role for m in await memory.history(sid, 6)] == ["user", "assistant"]
+
+
+async def test_a_failed_first_ask_leaves_no_title_and_no_search_hit(memory: PersistentMemory) -> None:
+    sid = await memory.new_session()
+    await memory.store_turn(sid, "user", "zebra quokka question")
+    await memory.record_error(sid, "The model server is not answering.", ask="zebra quokka question")
+    assert memory.episodic.search("zebra quokka") == []
+    (session,) = [s for s in await memory.sessions() if s.id == sid]
+    assert session.title == "" and session.turns == 0
+
+
 async def test_a_new_store_on_the_same_folder_sees_every_turn(memory: PersistentMemory) -> None:
     sid = await memory.new_session("/r")
     await memory.store_turn(sid, "user", "persist me")

@@ -11,6 +11,8 @@ import os
 import stat
 from pathlib import Path
 
+from lsprotocol import types
+
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from cortex_lsp.guards.self_talk import self_statements
 from tests.lsp_harness import ask, execute, lsp_session
@@ -217,3 +219,42 @@ async def test_the_data_folder_is_made_private_with_a_message(model: ScriptedMod
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+async def test_failed_and_cancelled_asks_are_not_memories(model: ScriptedModelServer, tmp_path: Path) -> None:
+    # A run that ends with a model error, or is cancelled, leaves no turn to replay or find, no fact
+    # and no learned tool sequence; the session's next request sees only answered exchanges.
+    model.on(Reply(content=json.dumps({"facts": ["The user lives in Quito.", "The user lives in Lima."]})),
+             contains=CONSOLIDATION, times=None)
+    model.on(Reply(status=500, error="scripted model failure"), contains="Quito", times=None, first=True)
+    model.on(Reply(content="word " * 400, token_delay=0.05), contains="Lima", times=None, first=True)
+    model.on(Reply(content="Hello Ada."), contains="I am Ada", times=None)
+    model.on(Reply(content="You are Ada."), contains="Who am I", times=None)
+    async with lsp_session(model, tmp_path) as client:
+        first = await ask(client, "Hi, I am Ada.")
+        sid = first["session_id"]
+        failed = await ask(client, "I live in Quito: what is its altitude?", session_id=sid)
+        slow = asyncio.create_task(execute(client, "cortex.ask", {"message": "I live in Lima: tell me a story",
+                                                                  "session_id": sid}, token="lima"))
+        client.progress_reports.setdefault("lima", [])
+        for _ in range(600):
+            if any(e["type"] == "token" for e in client.rec.all_events if e["data"].get("value", "").strip()
+                   and "word" in e["data"]["value"]):
+                break
+            await asyncio.sleep(0.05)
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="lima"))
+        cancelled = await asyncio.wait_for(slow, timeout=30)
+        last = await ask(client, "Who am I?", session_id=sid)
+        found = await execute(client, "cortex.memory.search", {"query": "Quito Lima", "limit": 50})
+        sessions = await execute(client, "cortex.memory.sessions")
+    assert failed["stop_reason"] in ("error", "model_unavailable")
+    assert cancelled["stop_reason"] == "cancelled"
+    assert last["stop_reason"] == "answered"
+    sent = [r for r in model.chat_requests if "Who am I" in json.dumps(r)][-1]["messages"]
+    replayed = " ".join(m["content"] for m in sent)
+    assert "I am Ada" in replayed and "Hello Ada." in replayed
+    assert "Quito" not in replayed and "Lima" not in replayed, "a failed ask is not replayed"
+    assert "scripted model failure" not in replayed and "cancelled" not in replayed
+    assert found["results"] == [], "neither ask is a turn, a fact or a tool sequence"
+    (session,) = [s for s in sessions["sessions"] if s["id"] == sid]
+    assert session["turns"] == 2

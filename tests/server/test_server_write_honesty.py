@@ -91,3 +91,18 @@ async def test_slow_review_is_not_cut_off_by_the_tool_time_out(model: ScriptedMo
     assert (tmp_path / "ws" / "summary.md").read_text() == "# Summary\nmean 3\n"
     assert result["answer"] == BOAST
     assert result["stop_reason"] == "answered"
+
+
+async def test_review_time_does_not_count_against_the_run_budget(model: ScriptedModelServer,
+                                                                 tmp_path: Path) -> None:
+    # The review takes longer than the whole run budget: before the user clock, the run ended as
+    # time_budget right after the write and the scripted answer never came.
+    _script_write_then_boast(model)
+    async with lsp_session(model, tmp_path, direct_plans=False,
+                           init_options={"cortex": {"max_run_seconds": 4}}) as client:
+        _slow_apply(client, 5.0)
+        result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
+        assert len(client.rec.edits) == 1
+    assert [e["applied"] for e in result["edits"]] == [True]
+    assert result["stop_reason"] == "answered"
+    assert result["answer"] == BOAST

@@ -1,0 +1,73 @@
+"""Routine log lines reach the editor as ``window/logMessage`` at their own level, not on stderr
+(Neovim logs every stderr line of a server as ERROR); ``CORTEX_STDERR_LOG_LEVEL`` brings them back
+to stderr for running the server by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp_harness import CortexClient, ask, lsp_session
+from tests.scripted_model import Reply, ScriptedModelServer
+
+
+def _stderr_records(text: str) -> list[dict[str, object]]:
+    records = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and str(entry.get("logger", "")).startswith("cortex"):
+            records.append(entry)
+    return records
+
+
+async def _until_logged(client: CortexClient, words: str) -> types.LogMessageParams:
+    for _ in range(400):
+        for message in client.log_messages:
+            if words in message.message:
+                return message
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no window/logMessage with {words!r}")
+
+
+async def _ask_and_cancel(client: CortexClient) -> None:
+    task = asyncio.create_task(ask(client, "tell me a long story"))
+    for _ in range(400):
+        if any(e["type"] == "token" for e in client.rec.all_events):
+            break
+        await asyncio.sleep(0.05)
+    (token,) = list(client.progress_reports)
+    # the server logs "cancelling run" at INFO
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(task, timeout=30)
+    assert result["stop_reason"] == "cancelled"
+
+
+async def test_routine_lines_go_to_the_editor_not_stderr(model: ScriptedModelServer, tmp_path: Path,
+                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
+    async with lsp_session(model, tmp_path, env={"CORTEX_LOG_LEVEL": "INFO"}) as client:
+        await _ask_and_cancel(client)
+        cancelling = await _until_logged(client, "cancelling run")
+    err = capfd.readouterr().err
+    assert cancelling.type == types.MessageType.Info
+    routine = [r for r in _stderr_records(err) if r["level"] in ("DEBUG", "INFO", "WARNING")]
+    assert routine == [], routine
+
+
+async def test_stderr_level_can_be_chosen(model: ScriptedModelServer, tmp_path: Path,
+                                          capfd: pytest.CaptureFixture[str]) -> None:
+    model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
+    env = {"CORTEX_LOG_LEVEL": "INFO", "CORTEX_STDERR_LOG_LEVEL": "info"}
+    async with lsp_session(model, tmp_path, env=env) as client:
+        await _ask_and_cancel(client)
+        await _until_logged(client, "cancelling run")
+        await asyncio.sleep(0.2)  # stderr is forwarded by a task of its own
+    records = _stderr_records(capfd.readouterr().err)
+    assert any(r["level"] == "INFO" and "cancelling run" in str(r["msg"]) for r in records), records
