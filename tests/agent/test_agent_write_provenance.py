@@ -137,8 +137,8 @@ async def test_the_executor_blocks_writes_outside_the_grant(
     assert agent.sink is not None and agent.sink.proposals == []
     assert {p.name: p.read_bytes() for p in agent.root.iterdir() if p.is_file()} == before
     assert all(not c.success for c in result.tool_calls)
-    if message.startswith("Never"):
-        # a refusal to write is plain chat to the router: no tool is offered, so none is even tried
+    if message.startswith(("Never", "How do I")):
+        # a refusal to write, a how-to question: plain chat to the router, no tool is offered at all
         assert result.tool_calls == [] and all(tool_names(b) == [] for b in agent.model.chat_requests)
     else:
         assert result.tool_calls
