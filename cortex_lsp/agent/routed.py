@@ -41,6 +41,25 @@ class RoutedOutcome:
     answer: str
 
 
+def small_direct_messages(ctx: RunContext) -> list[Message]:
+    """A small model's direct answer: what it should remember goes into the one user turn, as data,
+    with the question last (it ignores facts in a system prompt and earlier turns of the chat)."""
+    blocks: list[str] = []
+    turns = [m for m in ctx.history if m.role in ("user", "assistant") and m.content.strip()][-4:]
+    if turns:
+        lines = [f"{'User' if m.role == 'user' else 'You'}: {' '.join(m.content.split())[:400]}" for m in turns]
+        blocks.append("Conversation so far (data):\n" + "\n".join(lines))
+    if ctx.facts:
+        blocks.append("Known about the user (data):\n" + "\n".join(f"- {f}" for f in ctx.facts[:5]))
+    sel = selection_message(ctx.request)
+    if sel is not None:
+        blocks.append(sel.content)
+    if ctx.request.diagnostic:
+        blocks.append(f"[diagnostic: data]\n{ctx.request.diagnostic}")
+    text = "\n\n".join([*blocks, f"Question: {ctx.task}"]) if blocks else ctx.task
+    return [Message("system", prompts.DIRECT), Message("user", text)]
+
+
 def _parses(text: str) -> bool:
     try:
         ast.parse(text)
