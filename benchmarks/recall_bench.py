@@ -22,25 +22,27 @@ from cortex_lsp.config import Settings
 from cortex_lsp.memory.chroma import release_chroma_client
 from cortex_lsp.memory.semantic import fact_id
 from cortex_lsp.memory.store import PersistentMemory
+from cortex_lsp.memory.texts import FactText
 from cortex_lsp.models.ollama_client import OllamaClient
 from tests.scripted_model import embed_text
 
 SUBJECTS = ["prefers", "uses", "likes", "works with", "is learning", "avoids", "maintains", "writes"]
 OBJECTS = ["Python", "Rust", "Go", "TypeScript", "tea", "coffee", "Vim", "Emacs", "Linux", "macOS",
            "PostgreSQL", "SQLite", "Docker", "jazz", "chess", "cycling", "Berlin"]
-INCLUDE = ["documents", "distances", "metadatas"]
+INCLUDE = ["distances"]  # what the store asks Chroma for (text comes from SQLite)
 
 
 def _fact(i: int, rng: random.Random) -> str:
     return f"The user {rng.choice(SUBJECTS)} {rng.choice(OBJECTS)} for project {i} on team {rng.randint(1, 400)}"
 
 
-async def _fill(collection: Any, start: int, end: int, rng: random.Random) -> None:
+async def _fill(memory: PersistentMemory, start: int, end: int, rng: random.Random) -> None:
+    """The store's layout: fact text in SQLite, ids and vectors in the Chroma collection."""
     for lo in range(start, end, 2000):
         facts = [_fact(i, rng) for i in range(lo, min(end, lo + 2000))]
-        await asyncio.to_thread(collection.upsert, ids=[fact_id(f) + f"-{lo + k}" for k, f in enumerate(facts)],
-                                embeddings=[embed_text(f) for f in facts], documents=facts,
-                                metadatas=[{"session_id": "", "source": "bench", "updated": 0.0} for _ in facts])
+        ids = [fact_id(f) + f"-{lo + k}" for k, f in enumerate(facts)]
+        await memory.semantic.texts.put([FactText(i, f, "", "bench", 0.0) for i, f in zip(ids, facts, strict=True)])
+        await asyncio.to_thread(memory.semantic.collection.upsert, ids=ids, embeddings=[embed_text(f) for f in facts])
 
 
 async def recall(sizes: list[int], queries: int, load_budget_s: float, plot: Path | None) -> tuple[Row, dict[str, Any]]:
@@ -56,7 +58,7 @@ async def recall(sizes: list[int], queries: int, load_budget_s: float, plot: Pat
         try:
             for size in sizes:
                 t0 = time.perf_counter()
-                await _fill(collection, stored, size, rng)
+                await _fill(memory, stored, size, rng)
                 load_total += time.perf_counter() - t0
                 stored = size
                 qs = [f"What does the user think of {rng.choice(OBJECTS)} on project {rng.randint(0, size)}?"

@@ -14,9 +14,11 @@ such as "from x.csv" left out; "update it" takes the file named before). The res
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from cortex_lsp.guards import lexicon as lx
+from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
 
 __all__ = ["CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse"]
 
@@ -45,69 +47,10 @@ class Action:
         return not self.negated and self.mood in GRANTING_MOODS
 
 
-# ------------------------------------------------------------------------------------------------
-# tokens
-
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
-_BARE_NAMES = (
-    "makefile|gnumakefile|dockerfile|containerfile|jenkinsfile|vagrantfile|procfile|gemfile|rakefile|"
-    "justfile|pipfile"
-)
-_FILE = (
-    r"(?<![\w@./-])(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9_-]{0,9}(?![\w/-])"
-    r"|(?<![\w@./-])\.[A-Za-z][\w-]*(?:[./][\w-]+)*(?![\w/-])"
-    rf"|\b(?:{_BARE_NAMES})\b"
-)
-_TOKEN = re.compile(rf"(?P<file>{_FILE})|(?P<word>\w+)|(?P<punct>[?!.,;:¿¡\n])", re.IGNORECASE)
-_ABBREVIATIONS = frozenset("e.g i.e z.b d.h u.a p.s a.m p.m u.s etc.pp".split())
-_CONTRACTION = re.compile(r"\b(can|won|shan|ain)'t\b|(\w)n't\b", re.IGNORECASE)
-_ELISION = re.compile(r"(?<![\w'])(qu|[ndljstmc])'(?=\w)", re.IGNORECASE)
-_BACKSLASH_PATH = re.compile(r"(?<=\w)\\(?=\w)")
-
-
-def _contraction(m: re.Match[str]) -> str:
-    if m.group(1):
-        word = m.group(1).lower()
-        return {"can": "can not", "won": "will not", "shan": "shall not", "ain": "is not"}[word]
-    return f"{m.group(2)} not"
-
-
-@dataclass
-class _Tok:
-    kind: str  # "file" | "word" | "punct"
-    text: str  # as typed (files) or lower-cased (words)
-
-
-def _tokens(text: str) -> list[_Tok]:
-    text = text.replace("\u2019", "'").replace("\u2018", "'")
-    text = _URL.sub(" ", text)
-    text = re.sub(r"(?i)\bs'il\b", "s il", text)
-    text = _CONTRACTION.sub(_contraction, text)
-    text = _ELISION.sub(lambda m: m.group(1) + "e ", text)
-    text = _BACKSLASH_PATH.sub("/", text)
-    out: list[_Tok] = []
-    for m in _TOKEN.finditer(text):
-        if m.group("file"):
-            name = m.group("file")
-            if name.lower() in _ABBREVIATIONS:
-                out.append(_Tok("word", name.lower().replace(".", "")))
-            else:
-                out.append(_Tok("file", name))
-        elif m.group("word"):
-            out.append(_Tok("word", m.group("word").lower()))
-        else:
-            out.append(_Tok("punct", m.group("punct")))
-    return out
-
-
-def _phrase_words(phrase: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(t.text for t in _tokens(" ".join(phrase)) if t.kind == "word")
-
-
-_POLITE = tuple(_phrase_words(p) for p in lx.POLITE_STARTS)
-_REQUEST = tuple(_phrase_words(p) for p in lx.REQUEST_MARKERS)
-_PHRASES = tuple((_phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
-_NEG_PHRASES = tuple(_phrase_words(p) for p in lx.NEGATING_PHRASES)
+_POLITE = tuple(phrase_words(p) for p in lx.POLITE_STARTS)
+_REQUEST = tuple(phrase_words(p) for p in lx.REQUEST_MARKERS)
+_PHRASES = tuple((phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
+_NEG_PHRASES = tuple(phrase_words(p) for p in lx.NEGATING_PHRASES)
 _ENCLITIC = re.compile(r"(?:melo|mela|selo|sela|los|las|nos|lo|la|le|les|me|te|se)$")
 _GENERIC_PAST = re.compile(r"^[a-z]{3,}ed$")
 _INTERJECTIONS = frozenset("no nein non nope".split())
@@ -142,7 +85,7 @@ def _lookup(word: str) -> tuple[str, str] | None:
 
 @dataclass
 class _Clause:
-    toks: list[_Tok]
+    toks: list[Tok]
     start: str = ""  # "" | "cond" | "reason" | "embedded"
     question: bool = False
     polite: bool = False
@@ -157,8 +100,8 @@ class _Clause:
         return " ".join(t.text for t in self.toks if t.kind != "punct" or t.text not in "\n")
 
 
-def _sentences(toks: list[_Tok]) -> list[list[_Tok]]:
-    out: list[list[_Tok]] = [[]]
+def _sentences(toks: list[Tok]) -> list[list[Tok]]:
+    out: list[list[Tok]] = [[]]
     for t in toks:
         out[-1].append(t)
         if t.kind == "punct" and t.text in ".!?\n":
@@ -173,7 +116,7 @@ def _skip_fillers(words: list[str]) -> int:
     return i
 
 
-def _sentence_flags(sent: list[_Tok]) -> tuple[bool, bool]:
+def _sentence_flags(sent: list[Tok]) -> tuple[bool, bool]:
     """(question, polite) for a sentence."""
     words = [t.text for t in sent if t.kind == "word"]
     if not words:
@@ -195,13 +138,13 @@ def _sentence_flags(sent: list[_Tok]) -> tuple[bool, bool]:
     return asked, False
 
 
-def _clauses(sent: list[_Tok]) -> list[_Clause]:
+def _clauses(sent: list[Tok]) -> list[_Clause]:
     question, polite = _sentence_flags(sent)
     clauses: list[_Clause] = [_Clause([], question=question, polite=polite)]
     for t in sent:
         cur = clauses[-1]
         has_words = any(x.kind == "word" for x in cur.toks)
-        if t.kind == "punct" and t.text in ",;:":
+        if t.kind == "punct" and t.text.strip() in (",", ";", ":", "—", "–", "-"):
             clauses.append(_Clause([], question=question, polite=polite))
             continue
         if t.kind == "word" and has_words:
@@ -281,27 +224,75 @@ def _negations(words: list[str]) -> tuple[list[int], bool, bool]:
     return positions, clause_wide, forget
 
 
-def _request_before(words: list[str], index: int) -> bool:
-    return any(_starts(words, i, p) for i in range(index) for p in _REQUEST)
+_REQUEST_BY_FIRST: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _p in _REQUEST:
+    _REQUEST_BY_FIRST[_p[0]] = (*_REQUEST_BY_FIRST.get(_p[0], ()), _p)
+_INITIAL_SKIP = frozenset(("do", "go", "ahead", "to", "zu", "de", "à", "a", "ne", "be", "sure", "make"))
 
 
-def _initial(words: list[str], index: int, negators: list[int]) -> bool:
-    """Is the verb at ``index`` the first real word of its clause (an imperative position)?"""
-    for j in range(index):
-        w = words[j]
-        if w in lx.FILLERS or w in lx.COORDINATORS or w in lx.FORGET or j in negators:
-            continue
-        if w in lx.PRECEDING_NEGATORS or w in lx.CLAUSE_NEGATORS:
-            continue
-        if w in ("do", "go", "ahead", "to", "zu", "de", "à", "a", "ne", "be", "sure", "make"):
-            continue
-        if any(_starts(words, k, p) for k in range(j + 1) for p in _REQUEST):
-            continue
-        return False
-    return True
+@dataclass
+class _Scan:
+    """Facts about one clause's words, computed once (every check below is then O(1) per verb)."""
+
+    words: list[str]
+    negators: list[int]
+    req_start: int = -1
+    req_cover: set[int] = field(default_factory=set)
+    first_past_aux: int = -1
+    past_time: bool = False
+    past_forms: set[int] = field(default_factory=set)
+    first_personal: int = -1
+    first_subject: int = -1
+    first_real: int = -1
+
+    @classmethod
+    def of(cls, words: list[str], negators: list[int]) -> _Scan:
+        scan = cls(words, negators)
+        for i, w in enumerate(words):
+            for phrase in _REQUEST_BY_FIRST.get(w, ()):
+                if _starts(words, i, phrase):
+                    scan.req_start = i if scan.req_start < 0 else scan.req_start
+                    scan.req_cover.update(range(i, i + len(phrase)))
+            if w in lx.PAST_AUX and scan.first_past_aux < 0:
+                scan.first_past_aux = i
+            if w in lx.PAST_TIME:
+                scan.past_time = True
+            if _GENERIC_PAST.match(w) or lx.VERBS.get(w, ("", ""))[1] == "past":
+                scan.past_forms.add(i)
+            if w in _PERSONAL and scan.first_personal < 0:
+                scan.first_personal = i
+            if w in lx.SUBJECT_PRONOUNS and scan.first_subject < 0:
+                scan.first_subject = i
+        return scan
+
+    def before(self, first: int, index: int) -> bool:
+        return 0 <= first < index
+
+    def requested_before(self, index: int) -> bool:
+        return self.before(self.req_start, index)
+
+    def initial(self, index: int) -> bool:
+        """Is the verb at ``index`` the first real word of its clause (an imperative position)?"""
+        if self.first_real < 0:
+            negators = set(self.negators)
+            self.first_real = next(
+                (j for j, w in enumerate(self.words) if not (
+                    w in lx.FILLERS
+                    or w in lx.COORDINATORS
+                    or w in lx.FORGET
+                    or j in negators
+                    or w in lx.PRECEDING_NEGATORS
+                    or w in lx.CLAUSE_NEGATORS
+                    or w in _INITIAL_SKIP
+                    or j in self.req_cover
+                )),
+                len(self.words),
+            )
+        return index <= self.first_real
 
 
-def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], earlier: list[_Verb]) -> str:
+def _mood(clause: _Clause, verb: _Verb, scan: _Scan, earlier: list[_Verb]) -> str:
+    words = scan.words
     if verb.tense == "ask":
         return "request"
     if clause.start == "cond":
@@ -310,23 +301,20 @@ def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], e
         return "question"
     if clause.question and not clause.polite:
         return "question"
-    requested = clause.carried_request or _request_before(words, verb.index)
+    requested = clause.carried_request or scan.requested_before(verb.index)
     if verb.tense == "past" and not requested:
         return "past"
     if clause.start == "reason":
         return "statement"
     if verb.tense == "gerund":
-        return "statement"
-    if any(w in lx.PAST_AUX for w in words[: verb.index]):
+        return "request" if clause.polite else "statement"  # "would you mind saving it to x.md?"
+    if scan.before(scan.first_past_aux, verb.index):
         return "past"
     if requested or clause.polite:
         return "request"
-    if _initial(words, verb.index, negators):
-        if any(w in lx.PAST_TIME for w in words) and any(
-            _GENERIC_PAST.match(w) or (lx.VERBS.get(w, ("", ""))[1] == "past")
-            for k, w in enumerate(words) if k != verb.index
-        ):
-            return "past"
+    if scan.initial(verb.index):
+        if scan.past_time and scan.past_forms - {verb.index}:
+            return "past"  # "export to report.csv failed yesterday"
         return "imperative"
     prev = earlier[-1] if earlier else None
     before = words[verb.index - 1] if verb.index > 0 else ""
@@ -335,16 +323,16 @@ def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], e
     if before in _AND and verb.tense == "base":
         if prev is not None and prev.mood in GRANTING_MOODS:
             return prev.mood
-        if not any(w in _PERSONAL for w in words[: verb.index]):
+        if not scan.before(scan.first_personal, verb.index):
             return "imperative"  # "generate a todo list and save it to out.txt"
-    if verb.index == len(words) - 1 and not any(w in lx.SUBJECT_PRONOUNS for w in words[: verb.index]):
+    if verb.index == len(words) - 1 and not scan.before(scan.first_subject, verb.index):
         return "imperative"  # German verb-final infinitive: "die Zusammenfassung in x.md speichern"
-    if any(w in lx.PAST_TIME for w in words):
+    if scan.past_time:
         return "past"
     return "statement"
 
 
-def _word_index(toks: list[_Tok]) -> list[int]:
+def _word_index(toks: list[Tok]) -> list[int]:
     """For each token, the index of the next word (files and punctuation sit between words)."""
     out: list[int] = []
     n = 0
@@ -370,34 +358,44 @@ def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bo
     words = clause.words
     verbs = _find_verbs(words)
     negators, clause_wide, forget = _negations(words)
+    scan = _Scan.of(words, negators)
+    first_negator = negators[0] if negators else -1
     done: list[_Verb] = []
     for verb in verbs:
-        verb.negated = clause.carried_negation or clause_wide or any(n < verb.index for n in negators)
+        verb.negated = clause.carried_negation or clause_wide or scan.before(first_negator, verb.index)
         if forget and not clause_wide and not any(
             n < verb.index and words[n] not in ("not", "nicht", "ne", "no", "pas") for n in negators
         ):
             verb.negated = clause.carried_negation
-        verb.mood = _mood(clause, verb, words, negators, done)
+        verb.mood = _mood(clause, verb, scan, done)
         done.append(verb)
     index = _word_index(clause.toks)
+    starts = [v.index for v in verbs]
+    named: list[tuple[int, str]] = []  # (word index, file) for the files of this clause
     for pos, tok in enumerate(clause.toks):
-        if tok.kind != "file" or not verbs:
+        if tok.kind != "file":
             continue
         at = index[pos]
-        owner = next((v for v in reversed(verbs) if v.index < at), verbs[0])
+        named.append((at, _normal_target(tok.text)))
+        if not verbs:
+            continue
+        k = bisect_left(starts, at) - 1
+        owner = verbs[k] if k >= 0 else verbs[0]
         if owner.lemma in CREATE_VERBS | REPLACE_VERBS and _is_source(words, at):
-            if owner.files or not (words[at - 1 : at] and words[at - 1] in ("of", "de", "von")):
-                continue
+            continue  # "from data.csv", "the output of main.py": read, not written
         owner.files.append(tok.text)
     for verb in verbs:  # "read notes.md and update it": the pronoun is the file named before
-        before = earlier_files + [
-            _normal_target(t.text) for p, t in enumerate(clause.toks) if t.kind == "file" and index[p] <= verb.index
-        ]
-        if verb.lemma in REPLACE_VERBS and not verb.files and before:
-            after = words[verb.index + 1 : verb.index + 4]
-            if any(w in lx.FILE_PRONOUNS or w in lx.FILE_NOUNS for w in after):
-                verb.files.append(before[-1])
-    carries = not verbs and bool(negators or clause_wide) and not forget and not (
+        if verb.lemma not in REPLACE_VERBS or verb.files:
+            continue
+        after = words[verb.index + 1 : verb.index + 4]
+        if not any(w in lx.FILE_PRONOUNS or w in lx.FILE_NOUNS for w in after):
+            continue
+        k = bisect_right([at for at, _ in named], verb.index) - 1
+        if k >= 0:
+            verb.files.append(named[k][1])
+        elif earlier_files:
+            verb.files.append(earlier_files[-1])
+    carries = not verbs and bool(negators or clause_wide or clause.carried_negation) and not forget and not (
         set(words) <= _INTERJECTIONS
     )
     return verbs, carries
@@ -423,13 +421,28 @@ class Analysis:
     any_question: bool
 
 
+_RETRACT_WORDS = frozenset(
+    "do not dont t no nope wait actually never mind just kidding forget it that scratch cancel please on "
+    "second thought thoughts nicht doch lieber vergiss es egal ne pas le fais laisse tomber non lo hagas "
+    "olvídalo olvidalo mejor nada".split()
+)
+_RETRACT_CUES = frozenset("not dont no nope never kidding forget scratch cancel nicht vergiss pas tomber hagas "
+                          "olvídalo olvidalo".split())
+
+
+def _retracts(words: list[str]) -> bool:
+    """Is this verbless clause a retraction of what came before ("don't", "never mind", "no wait")?"""
+    return bool(words) and set(words) <= _RETRACT_WORDS and bool(set(words) & _RETRACT_CUES)
+
+
 def analyse(words: str) -> Analysis:
     """The actions of ``words`` (the user's own words, after the provenance cuts)."""
     actions: list[Action] = []
     files: list[str] = []
+    seen_files: set[str] = set()
     unnamed = False
     any_question = False
-    for sent in _sentences(_tokens(words)):
+    for sent in _sentences(tokens(words)):
         carried_neg = False
         carried_req = False
         last: Action | None = None
@@ -443,6 +456,12 @@ def analyse(words: str) -> Analysis:
                 set(cwords) & (lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS)
             )
             clause_files = [_normal_target(t.text) for t in clause.toks if t.kind == "file"]
+            if not verbs and actions and _retracts(cwords):  # "Save it to x.md. Actually, don't."
+                actions = [Action(a.verb, True, a.mood, a.targets, a.clause) for a in actions]
+                unnamed = False
+                last = None
+                carried_neg = False  # the retraction negates what came before, not what follows
+                continue
             if not verbs and clause_files and last is not None and actions and actions[-1] is last:
                 extra = tuple(f for f in clause_files if f not in last.targets)
                 actions[-1] = last = Action(last.verb, last.negated, last.mood, last.targets + extra, last.clause)
@@ -458,6 +477,7 @@ def analyse(words: str) -> Analysis:
                 ):
                     unnamed = True
             for f in clause_files:
-                if f not in files:
+                if f not in seen_files:
+                    seen_files.add(f)
                     files.append(f)
     return Analysis(tuple(actions), unnamed, tuple(files), any_question)

@@ -6,8 +6,9 @@ sink. It allows exactly
 
 * creating a file the user named with a granting save/create/write verb (``create``),
 * replacing an existing file the user named with a granting replace/update/overwrite verb (``replace``),
-* when the user asked to save but named no file: one new file with a safe name (``unnamed_create``):
-  never an executable, a tool-configuration or a dotfile name (:func:`unsafe_name`),
+* when the user asked to save but named no file: one new plain text/data file (``.md``, ``.txt``,
+  ``.json``, ``.csv`` …) with a safe name (``unnamed_create``): never code, an executable, a
+  tool-configuration or a dotfile name (:func:`unsafe_name`),
 
 and nothing else. Paths compare as normalised relative paths, case-insensitively.
 """
@@ -34,7 +35,8 @@ UNSAFE_NAMES = frozenset(
         "package.json", "package-lock.json", "tsconfig.json", "deno.json", "cargo.toml", "build.rs", "go.mod",
         "build.gradle", "pom.xml", "cmakelists.txt", "meson.build", "sconstruct", "mkdocs.yml",
         "azure-pipelines.yml", "bitbucket-pipelines.yml", "appveyor.yml", "cloudbuild.yaml", "netlify.toml",
-        "vercel.json", "renovate.json", "codecov.yml", "readthedocs.yml", "environment.yml",
+        "vercel.json", "renovate.json", "composer.json", "app.json", "manifest.json", "bower.json",
+        "codecov.yml", "readthedocs.yml", "environment.yml",
     )
 )
 #: Extensions an unnamed save may never pick (run or loaded by something on its own).
@@ -48,6 +50,8 @@ UNSAFE_DIRS = frozenset(
     d.lower() for d in ("bin", "scripts", "hooks", "node_modules", "site-packages", "__pycache__",
                         "ci", "debian", "etc")
 )
+#: the only kinds of file a save without a name may create: plain text and data
+PLAIN_EXTENSIONS = frozenset("md markdown txt text json csv tsv log rst adoc org".split())
 _SHADOWED = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
     ("pytest", "numpy", "pandas", "requests", "setuptools", "pip", "django", "flask", "yaml", "six")
 )
@@ -80,6 +84,11 @@ def unsafe_name(relative: str) -> str | None:
         return f".{ext} files are run or loaded by other programs"
     if ext == "py" and (stem in _SHADOWED or stem.endswith("customize")):
         return f"{name} would shadow the Python module {stem!r}"
+    if ext not in PLAIN_EXTENSIONS:
+        return (
+            f".{ext} is not a plain text or data file (code is run by test runners and imports); "
+            "a save without a name makes a " + ", ".join(f".{e}" for e in sorted(PLAIN_EXTENSIONS)) + " file"
+        )
     if "." in stem:
         return f"{name} has more than one extension"
     return None

@@ -89,6 +89,9 @@ def _code_at_hand(message: str, selection: str | None) -> str | None:
     return blocks[-1][1] if blocks else None
 
 
+_DATE = re.compile(r"\d{1,4}([-/.])\d{1,2}\1\d{1,4}")
+
+
 def _arithmetic(words: str) -> str | None:
     text = words
     for pattern, op in _ARITH_WORDS:
@@ -96,6 +99,8 @@ def _arithmetic(words: str) -> str | None:
     text = re.sub(r"(?<=\d)\s*x\s*(?=\d)", "*", text)
     best = ""
     for m in _ARITH.finditer(text):
+        if _DATE.fullmatch(m.group(0).strip()):
+            continue  # 2024-05-01, 5/12/2024: a date, not a sum
         if len(m.group(0)) > len(best):
             best = m.group(0)
     if not best:

@@ -280,7 +280,8 @@ PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
 
 #: negate a verb that follows them in the clause
 PRECEDING_NEGATORS = frozenset(
-    "not never no without nor neither avoid refrain stop ohne ne sans sin nunca jamás jamas tampoco".split()
+    "not never no without nor neither avoid refrain stop dont doesnt didnt cant wont shouldnt mustnt "
+    "ohne ne sans sin nunca jamás jamas tampoco ni".split()
 )
 #: negate every verb of their clause, wherever they stand ("speichere die Datei nicht")
 CLAUSE_NEGATORS = frozenset(

@@ -506,7 +506,16 @@ _REPORTED = re.compile(
     r"claimed|states?|stated|instructs?|instructed)\b",
     re.IGNORECASE,
 )
-_SPEAKER_IS_USER = re.compile(r"(?:\b(?:i|we|you)|\bi've|\bwe've|\bas\s+i)\s*$", re.IGNORECASE)
+_SPEAKER_IS_USER = re.compile(
+    r"(?:\b(?:i|we|you)(?:\s+(?:don't|do\s+not|really|just|also|would|still|only|never))?|\bi've|\bwe've|"
+    r"\bi'd|\bwe'd|\bas\s+i)\s*$",
+    re.IGNORECASE,
+)
+#: "Tell me …" / "Ask me …" opening a clause is the user's own imperative, not reported speech
+_IMPERATIVE_LEAD = re.compile(
+    r"(?:^|[.!?\n,;:])\s*(?:(?:please|and|then|also|just|now|so|ok|okay|first|next)\s+)*$", re.IGNORECASE
+)
+_IMPERATIVE_VERB = re.compile(r"(?:tell|ask)\s", re.IGNORECASE)
 
 
 def cut_reported_speech(text: str) -> str:
@@ -515,7 +524,10 @@ def cut_reported_speech(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _REPORTED.finditer(text):
-        if m.start() < pos or _SPEAKER_IS_USER.search(text[max(0, m.start() - 20) : m.start()]):
+        lead = text[max(0, m.start() - 40) : m.start()]
+        if m.start() < pos or _SPEAKER_IS_USER.search(lead[-20:]):
+            continue
+        if _IMPERATIVE_VERB.match(m.group(0) + " ") and _IMPERATIVE_LEAD.search(lead):
             continue
         end = _SENTENCE_END.search(text, m.end())
         out.append(text[pos : m.end()])

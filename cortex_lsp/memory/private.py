@@ -23,10 +23,13 @@ def private_umask() -> int:
     return os.umask(0o077)
 
 
-def make_private(folder: Path) -> list[str]:
-    """Create ``folder`` 0700, or tighten it and its contents; a message when something was tightened."""
+def make_private(folder: Path, *, create: bool = True) -> list[str]:
+    """Create ``folder`` 0700 (unless ``create`` is false), or tighten it and its contents; a message
+    when something was tightened."""
     folder = folder.expanduser()
     if not folder.exists():
+        if not create:
+            return []
         folder.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
         os.chmod(folder, DIR_MODE)
         return []

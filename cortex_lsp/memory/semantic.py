@@ -76,10 +76,9 @@ class SemanticMemory:
         return ids
 
     async def _nearest(self, vec: list[float], limit: int) -> list[StoredFact]:
-        found = await self.index.query(vec, limit)
-        if not found:
+        found, rows = await self.index.query_then(vec, limit, self.texts.get_now)
+        if not found or rows is None:
             return []
-        rows = await self.texts.get([i for i, _ in found])
         return [
             StoredFact(id=i, content=rows[i].content, score=score, metadata=rows[i].metadata)
             for i, score in found

@@ -116,7 +116,7 @@ class PersistentMemory:
         if self._docs is not None:
             self._docs.close()
         # files Chroma created in a process without the server's umask are tightened too
-        await asyncio.to_thread(make_private, self.settings.data_dir.expanduser())
+        await asyncio.to_thread(make_private, self.settings.data_dir.expanduser(), create=False)
 
     async def wait_idle(self) -> None:
         """Wait for background consolidation to finish."""

@@ -58,14 +58,18 @@ class FactTexts:
 
     async def get(self, ids: list[str] | None = None) -> dict[str, FactText]:
         """The rows for ``ids`` (all rows when ``None``), by id."""
+        return await asyncio.to_thread(self.get_now, ids)
+
+    def get_now(self, ids: list[str] | None = None) -> dict[str, FactText]:
+        """:meth:`get` in the calling thread (for a lookup that shares a thread hop with a query)."""
         sql = "SELECT id, content, session_id, source, updated FROM facts"
         found: list[tuple[Any, ...]] = []
         if ids is None:
-            found = await asyncio.to_thread(self.db.read, sql + " ORDER BY updated, id")
+            found = self.db.read(sql + " ORDER BY updated, id")
         else:
             for start in range(0, len(ids), 500):
                 part = ids[start : start + 500]
-                found += await asyncio.to_thread(self.db.read, sql + f" WHERE id IN ({_marks(len(part))})", part)
+                found += self.db.read(sql + f" WHERE id IN ({_marks(len(part))})", part)
         return {r[0]: FactText(str(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in found}
 
     async def delete(self, fid: str) -> bool:

@@ -11,15 +11,16 @@ lock, so a scrub never runs beside a query.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cortex_lsp.memory.chroma import open_collection
 from cortex_lsp.memory.erase import scrub_chroma_files
 
 BATCH = 1000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,16 +73,30 @@ class VectorIndex:
         self, vector: list[float], n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """``(id, cosine similarity)`` of the ``n`` nearest, best first."""
+        return (await self.query_then(vector, n, lambda ids: None, where))[0]
+
+    async def query_then(
+        self,
+        vector: list[float],
+        n: int,
+        lookup: Callable[[list[str]], T],
+        where: dict[str, Any] | None = None,
+    ) -> tuple[list[tuple[str, float]], T | None]:
+        """:meth:`query`, then ``lookup(ids)`` (e.g. their text from SQLite) in the same thread hop."""
         if n <= 0:
-            return []
+            return [], None
         async with self.lock:
-            res = await asyncio.to_thread(
-                self.collection.query, query_embeddings=[vector], n_results=n, where=where, include=["distances"]
-            )
+            return await asyncio.to_thread(self._query_then, vector, n, lookup, where)
+
+    def _query_then(
+        self, vector: list[float], n: int, lookup: Callable[[list[str]], T], where: dict[str, Any] | None
+    ) -> tuple[list[tuple[str, float]], T | None]:
+        res = self.collection.query(query_embeddings=[vector], n_results=n, where=where, include=["distances"])
         if not res["ids"] or not res["ids"][0]:
-            return []
+            return [], None
         dists = (res.get("distances") or [[]])[0] or []
-        return [(i, max(0.0, 1.0 - float(d))) for i, d in zip(res["ids"][0], dists, strict=False)]
+        found = [(i, max(0.0, 1.0 - float(d))) for i, d in zip(res["ids"][0], dists, strict=False)]
+        return found, lookup([i for i, _ in found])
 
     async def ids(self) -> list[str]:
         async with self.lock:

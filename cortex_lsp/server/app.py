@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
+from pygls.protocol.language_server import _prepare_command_arguments, lsp_method
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
@@ -29,9 +30,9 @@ log = logging.getLogger("cortex.server")
 
 
 class CortexProtocol(LanguageServerProtocol):
-    """Adds: ``$/cancelRequest`` on an executeCommand stops its agent run (and the request still
-    answers with the run's result, ``stop_reason: cancelled``); the request id and client progress token
-    of executeCommand are remembered for the handler."""
+    """Adds: every executeCommand is registered with the run manager when it arrives (request id and
+    ``workDoneToken``), so ``$/cancelRequest`` at any time stops its agent run (the request still answers
+    with the run's result, ``stop_reason: cancelled``) or interrupts an interruptible command."""
 
     @property
     def _cortex(self) -> CortexServer:
@@ -48,9 +49,16 @@ class CortexProtocol(LanguageServerProtocol):
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
         msg_id = self.msg_id
         self._cortex.command_tokens[msg_id] = params.work_done_token
-        self._cortex.runs.arrive(msg_id, params.work_done_token)  # before any await: a cancel can find it
+        self._cortex.runs.arrive(msg_id, params.work_done_token, params.command)  # before any await
         try:
-            result = yield from super().lsp_workspace__execute_command(params)
+            if (handler := self.fm.commands.get(params.command)) is None:
+                raise JsonRpcInvalidParams.of(ValueError(f"Command name {params.command!r} is not defined"))
+            try:
+                args, kwargs = _prepare_command_arguments(handler, params, self._converter)
+            except Exception as exc:
+                raise JsonRpcInvalidParams.of(exc) from exc
+            # as pygls does, with the handler wrapped so that a cancel can reach its task
+            result = yield self._cortex.runs.cancellable(msg_id, handler), args, kwargs
         finally:
             self._cortex.command_tokens.pop(msg_id, None)
             self._cortex.runs.depart(msg_id)

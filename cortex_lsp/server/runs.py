@@ -15,6 +15,7 @@ editor applied, even when the cancel arrived while it was applying.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import uuid
 from collections.abc import Callable, Coroutine
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 
 from cortex_lsp.agent.types import AgentResult, RunRecord
 from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
@@ -35,6 +37,10 @@ log = logging.getLogger("cortex.runs")
 
 RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
 
+
+# Commands whose handler a cancel interrupts (read-only, or the sandbox, which kills its worker). Agent
+# commands stop through their run; forget and reset always finish, so their answer is true.
+INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions"})
 
 # How long a cancelled run waits for the editor's answer to an applyEdit it already sent.
 SETTLE_SECONDS = 10.0
@@ -56,8 +62,10 @@ class Ticket:
 
     msg_id: Any
     token: types.ProgressToken | None
+    command: str = ""
     cancelled: bool = False
     run: Run | None = None
+    task: asyncio.Task[Any] | None = None  # the command handler's task (interruptible commands)
 
 
 class RunManager:
@@ -71,8 +79,8 @@ class RunManager:
         self._background: set[asyncio.Task[Any]] = set()
 
     # -- tickets: registered by the protocol when executeCommand arrives, before any await ---------
-    def arrive(self, msg_id: Any, token: types.ProgressToken | None) -> None:
-        ticket = Ticket(msg_id=msg_id, token=token)
+    def arrive(self, msg_id: Any, token: types.ProgressToken | None, command: str = "") -> None:
+        ticket = Ticket(msg_id=msg_id, token=token, command=command)
         if msg_id is not None:
             self._tickets[msg_id] = ticket
         if token is not None:
@@ -87,8 +95,30 @@ class RunManager:
         ticket.cancelled = True
         if ticket.run is not None:
             self.cancel(ticket.run.run_id)
+        elif ticket.command in INTERRUPTIBLE and ticket.task is not None and not ticket.task.done():
+            ticket.task.cancel()
         log.info("cancel received for request %r", ticket.msg_id)
         return True
+
+    def cancellable(self, msg_id: Any, handler: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
+        """``handler`` as a coroutine whose task a cancel of an interruptible command stops (the request
+        then answers RequestCancelled). Agent runs stop through their run instead, with a result."""
+
+        async def cancellable_handler(*args: Any, **kwargs: Any) -> Any:
+            ticket = self._tickets.get(msg_id)
+            if ticket is not None:
+                ticket.task = asyncio.current_task()
+                if ticket.cancelled and ticket.command in INTERRUPTIBLE:
+                    raise JsonRpcRequestCancelled(f"{ticket.command} was cancelled before it started")
+            try:
+                result = handler(*args, **kwargs)
+                return await result if inspect.isawaitable(result) else result
+            except asyncio.CancelledError:
+                if ticket is not None and ticket.cancelled:
+                    raise JsonRpcRequestCancelled(f"{ticket.command} was cancelled") from None
+                raise
+
+        return cancellable_handler
 
     def is_cancelled(self, run_id: str | None) -> bool:
         run = self._runs.get(run_id or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cortex_lsp.agent.parsing import extract_json, extract_object, extract_string_list, strip_reasoning
-from cortex_lsp.agent.plan_guards import SAVE_STEP, apply_plan_guards, asks_to_save
+from cortex_lsp.agent.plan_guards import SAVE_STEP, apply_plan_guards, asks_to_save, python_allowed
 from cortex_lsp.agent.planner import MAX_STEP_CHARS, fallback_plan, plan_from_reply, tidy_steps
 from cortex_lsp.agent.types import Plan
 
@@ -155,3 +155,59 @@ def test_json_extraction() -> None:
     assert strip_reasoning("plan</think> answer") == "answer"
     assert extract_string_list('{"subtasks": ["a b", "c d"]}', keys=("subtasks",)) == ["a b", "c d"]
     assert extract_string_list("1. first thing\n2. second thing") == ["first thing", "second thing"]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Don't delete anything, just list the files",
+        "How do I delete a file in git?",
+        "Why did my script delete notes.txt yesterday?",
+        "Never rename my files, just list them",
+    ],
+)
+def test_negated_or_asked_about_deletes_are_not_refused(words: str) -> None:
+    guarded = apply_plan_guards(tools_plan("List files with list_dir", tools=("list_dir",)), words, TOOLS)
+    assert guarded.plan.kind == "tools"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "How do I save a file in vim?",
+        "Summarize notes.txt. Do not save or write any files.",
+        "Never overwrite my files.",
+        "Speichere nichts.",
+    ],
+)
+def test_no_save_step_without_a_write_grant(words: str) -> None:
+    guarded = apply_plan_guards(Plan(kind="direct", steps=["Answer directly"]), words, TOOLS)
+    assert SAVE_STEP not in guarded.plan.steps and "write_file" not in guarded.required
+    assert not asks_to_save(words)
+
+
+@pytest.mark.parametrize(
+    "words", ["Guarda el resumen en resumen.md", "Enregistre le résumé dans resume.md", "Speichere es in a.md"]
+)
+def test_multilingual_save_adds_the_step_and_notes_the_grant(words: str) -> None:
+    guarded = apply_plan_guards(Plan(kind="direct", steps=["Answer directly"]), words, TOOLS)
+    assert guarded.plan.steps[-1] == SAVE_STEP
+    assert any(n.startswith("write grant from the request: create") for n in guarded.notes)
+
+
+@pytest.mark.parametrize(
+    ("words", "allowed"),
+    [
+        ("Run this code", True),
+        ("What does this print?", True),
+        ("Use python to compute 2**10", True),
+        ("Don't run it, just explain it", False),
+        ("Why did running it fail yesterday?", False),
+        ("Explain this code", False),
+    ],
+)
+def test_python_allowed_reads_the_intent(words: str, allowed: bool) -> None:
+    assert python_allowed(words, has_code=True) is allowed
+    plan = tools_plan("Run it with python_exec", tools=("python_exec",))
+    guarded = apply_plan_guards(plan, words, TOOLS, has_code=True)
+    assert ("python_exec" in guarded.offered) is allowed

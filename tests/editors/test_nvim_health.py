@@ -26,7 +26,8 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
     script = tmp_path / "probe.vim"
     script.write_text("\n".join([
         f"helptags {plugin}/doc",
-        "lua require('cortex').setup{ autostart = false, cmd = { '/nonexistent/cortex-lsp' } }",
+        "lua require('cortex').setup{ autostart = false, cmd = { '/nonexistent/cortex-lsp' }, keymaps = true }",
+        f"call writefile([maparg('<leader>ce', 'n'), maparg('<leader>cq', 'n')], '{out}.keys')",
         "checkhealth cortex",
         f"call writefile(getline(1, '$'), '{out}')",
         "help cortex-review",
@@ -39,5 +40,7 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
     report = out.read_text()
     assert "cortex" in report and "server not found: /nonexistent/cortex-lsp" in report, report
     assert "workspace root for this buffer" in report
+    explain_key, close_key = Path(f"{out}.keys").read_text().splitlines()[:2]
+    assert "CortexExplain" in explain_key and "CortexClose" in close_key
     help_file, help_line = Path(f"{out}.help").read_text().splitlines()[:2]
     assert help_file == "cortex.txt" and "cortex-review" in help_line

@@ -34,7 +34,8 @@ def test_a_replace_allows_only_the_named_existing_file() -> None:
         "conftest.py", "sitecustomize.py", "usercustomize.py", "setup.py", "__init__.py", "evil.pth",
         ".bashrc", ".env", ".github/workflows/ci.yml", ".gitlab-ci.yml", "noxfile.py", "tox.ini",
         "pyproject.toml", "setup.cfg", "Makefile", "Dockerfile", "run.sh", "json.py", "os.py",
-        "bin/tool.md", "notes.md.py", "README",
+        "bin/tool.md", "notes.md.py", "README", "test_evil.py", "evil_test.py", "helper.py", "page.html",
+        "package.json",
     ],
 )
 def test_an_unnamed_save_never_picks_an_executable_or_config_name(name: str) -> None:

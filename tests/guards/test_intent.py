@@ -33,6 +33,14 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Write the answer to a file", set(), set(), True),
     ("Could you save it?", set(), set(), True),
     ("Save the summary to docs/summary.md", {"docs/summary.md"}, set(), False),
+    ("Would you mind saving this to out.md?", {"out.md"}, set(), False),
+    ("Save the output of main.py to output.txt", {"output.txt"}, set(), False),
+    ("Tell me the summary and save it to x.md", {"x.md"}, set(), False),
+    ("Please don't write to app.py, save to new.py instead", {"new.py"}, set(), False),
+    ("Update notes.md with a summary of log.md", set(), {"notes.md"}, False),
+    ("Don't just explain it, save it to out.md", {"out.md"}, set(), False),
+    ("Save it to out.md. No wait, save it to out2.md", {"out2.md"}, set(), False),
+    ("Save the summary to summary.md. Not the notes.", {"summary.md"}, set(), False),
     # German
     ("Speichere die Zusammenfassung in zusammenfassung.md", {"zusammenfassung.md"}, set(), False),
     ("Kannst du die Zusammenfassung in summary.md speichern?", {"summary.md"}, set(), False),
@@ -42,6 +50,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Ersetze app.py durch die neue Version", set(), {"app.py"}, False),
     ("Vergiss nicht, es in out.md zu speichern.", {"out.md"}, set(), False),
     ("Bitte schreibe das Ergebnis in ergebnis.txt", {"ergebnis.txt"}, set(), False),
+    ("Speichere eine Zusammenfassung von notes.md in summary.md", {"summary.md"}, set(), False),
     # French
     ("Enregistre le résumé dans resume.md", {"resume.md"}, set(), False),
     ("Peux-tu enregistrer le résumé dans resume.md ?", {"resume.md"}, set(), False),
@@ -50,6 +59,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Écrase notes.md avec le résumé", set(), {"notes.md"}, False),
     ("Remplace app.py par la nouvelle version", set(), {"app.py"}, False),
     ("Écris le résultat dans resultat.txt", {"resultat.txt"}, set(), False),
+    ("Sauvegarde le résultat dans res.md", {"res.md"}, set(), False),
     # Spanish
     ("Guarda el resumen en resumen.md", {"resumen.md"}, set(), False),
     ("¿Puedes guardar el resumen en resumen.md?", {"resumen.md"}, set(), False),
@@ -59,6 +69,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     ("Reemplaza app.py con la nueva versión", set(), {"app.py"}, False),
     ("Guárdalo en resumen.md", {"resumen.md"}, set(), False),
     ("Por favor, escribe el resultado en resultado.txt", {"resultado.txt"}, set(), False),
+    ("Guárdame esto en res.md", {"res.md"}, set(), False),
 ]
 
 NOTHING: list[str] = [
@@ -74,6 +85,24 @@ NOTHING: list[str] = [
     "Never, ever overwrite app.py.",
     "Explain the code without saving it to x.md",
     "Explain notes.md instead of saving it to summary.md",
+    "Do not, under any circumstances, overwrite app.py",
+    "I don't want you to save anything",
+    "Tell me a joke and don't save anything",
+    "You must not write to app.py",
+    "Please avoid saving files",
+    # retracted, and the spelling without an apostrophe
+    "Save it to x.md. Actually, don't.",
+    "Save it to x.md, never mind",
+    "Speichere es in x.md. Nein, doch nicht.",
+    "Enregistre-le dans x.md. Non, laisse tomber.",
+    "Guárdalo en x.md. No, olvídalo.",
+    "Dont save it to x.md",
+    "Ni se te ocurra guardar en x.md",
+    "Bitte nichts speichern.",
+    "Il ne faut pas écrire dans x.md",
+    # reported speech
+    "Bob told me to save everything to hacked.txt",
+    "My boss wants me to save it to boss.md",
     # interrogative
     "How do I save a file in vim?",
     "Is it safe to store passwords in config.json?",
@@ -209,6 +238,8 @@ def test_run_code_urls_code_and_arithmetic() -> None:
     assert parse_intent("What is 12*7+3?").arithmetic == "12*7+3"
     assert parse_intent("what is 12 times 7").arithmetic == "12*7"
     assert parse_intent("hello").arithmetic is None
+    assert parse_intent("What happened on 2024-05-01?").arithmetic is None
+    assert parse_intent("Compute (3 + 4) ^ 2").arithmetic == "(3+4)**2"
     assert parse_intent("Fetch https://example.com/a and summarize it").urls == ("https://example.com/a",)
 
 

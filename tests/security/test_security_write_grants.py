@@ -60,6 +60,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("N'écrase jamais mes fichiers.", "notes.md"),
     ("No guardes nada, solo explica notes.md.", "sitecustomize.py"),
     ("Nunca sobrescribas app.py.", "app.py"),
+    ("Save it to draft.md. Actually, don't.", "draft.md"),
+    ("Dont save anything", "usercustomize.py"),
     # interrogative
     ("Should I write the results to results.csv?", "results.csv"),
     ("Can I save passwords in config.json?", "config.json"),

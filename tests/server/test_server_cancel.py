@@ -145,3 +145,52 @@ async def test_cancel_while_the_editor_applies_lists_the_applied_edit(model: Scr
     assert result["stop_reason"] == "cancelled"
     assert [e["applied"] for e in result["edits"]] == [True], "the applied edit is listed"
     assert result["edits"][0]["uri"] == written.resolve().as_uri()
+
+
+async def test_cancel_request_interrupts_cortex_run(model: ScriptedModelServer, tmp_path: Path) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    async with lsp_session(model, tmp_path, env={"CORTEX_CODE_EXEC_TIMEOUT_SECONDS": "60"}) as client:
+        script = tmp_path / "ws" / "slow.py"
+        script.write_text("import time\ntime.sleep(40)\nprint('done')\n", encoding="utf-8")
+        future = asyncio.ensure_future(client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="cortex.run", arguments=[{"uri": script.as_uri()}]),
+            msg_id="run-to-cancel"))
+        server_pid = client._server.pid  # type: ignore[union-attr]
+        for _ in range(100):  # the sandbox worker is running the code
+            await asyncio.sleep(0.2)
+            if len(_descendants(server_pid)) >= 2:
+                break
+        await asyncio.sleep(1.0)
+        busy = _descendants(server_pid)
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-to-cancel"))
+        try:
+            outcome: object = await asyncio.wait_for(future, timeout=50)
+        except JsonRpcException as exc:
+            outcome = exc
+        await asyncio.sleep(1.0)
+        after = _descendants(server_pid)
+        follow_up = await asyncio.wait_for(client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="cortex.session.new", arguments=[])), timeout=30)
+    assert isinstance(outcome, JsonRpcException) and outcome.code == -32800, outcome
+    assert len(after) < len(busy), "the sandbox worker running the code was stopped"
+    assert follow_up is not None
+
+
+def _descendants(pid: int) -> set[int]:
+    """Processes below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found

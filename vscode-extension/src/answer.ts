@@ -282,6 +282,33 @@ export function demoteHeadings(text: string): string {
     .join("\n");
 }
 
+/** `stats.py:12` in an answer becomes a link that opens the file at that line (code is left alone). */
+export function linkCitations(text: string): string {
+  let inFence = false;
+  return text
+    .split("\n")
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) {
+        inFence = !inFence;
+        return line;
+      }
+      if (inFence) {
+        return line;
+      }
+      // split on inline code spans so `a.py:3` inside backticks stays code
+      return line
+        .split(/(`[^`]*`)/)
+        .map((part) =>
+          part.startsWith("`")
+            ? part
+            : part.replace(/(?<![\w/.\-[])((?:[\w-]+\/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+)\b/g,
+                (_m, file: string, ln: string) => `[${file}:${ln}](#cortex-open:${file}:${ln})`),
+        )
+        .join("");
+    })
+    .join("\n");
+}
+
 /** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
  * tool call with its result on one line. */
 function compact(blocks: Block[]): string[] {
@@ -320,7 +347,7 @@ function compact(blocks: Block[]): string[] {
       }
       continue;
     } else if (block.kind === "text") {
-      out.push(demoteHeadings(block.text));
+      out.push(linkCitations(demoteHeadings(block.text)));
       continue;
     }
     out.push(renderBlock(block));

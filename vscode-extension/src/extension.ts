@@ -18,7 +18,8 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
-import { AnswerPanel, CHAT_VIEW_ID, ChatMessage } from "./panel";
+import { ChatMessage } from "./chat";
+import { AnswerPanel, CHAT_VIEW_ID } from "./panel";
 import {
   AGENT_COMMANDS,
   AgentResult,
@@ -113,6 +114,13 @@ class CortexExtension implements vscode.Disposable {
       void this.askText(msg.text);
     } else if (msg.type === "stop") {
       this.stopRuns();
+    } else if (msg.type === "copy") {
+      void vscode.env.clipboard.writeText(msg.text);
+      void vscode.window.setStatusBarMessage("Cortex: copied", 2000);
+    } else if (msg.type === "insert") {
+      void this.insertAtCursor(msg.text);
+    } else if (msg.type === "open") {
+      void this.openCitation(msg.file, msg.line);
     } else if (msg.type === "regenerate") {
       if (this.lastMessage) {
         void this.askText(this.lastMessage);
@@ -120,6 +128,35 @@ class CortexExtension implements vscode.Disposable {
     } else {
       void this.newSession();
     }
+  }
+
+  private async insertAtCursor(text: string): Promise<void> {
+    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+    if (!editor) {
+      void vscode.window.showWarningMessage("Cortex: open a file to insert the code into.");
+      return;
+    }
+    await editor.edit((b) => b.replace(editor.selection, text));
+  }
+
+  /** A citation (file:line) in an answer: open the file at the line, if it is inside an open folder. */
+  private async openCitation(file: string, line: number): Promise<void> {
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      const uri = vscode.Uri.joinPath(folder.uri, file);
+      if (!uri.path.startsWith(`${folder.uri.path}/`)) {
+        continue;
+      }
+      try {
+        await vscode.workspace.fs.stat(uri);
+      } catch {
+        continue;
+      }
+      const doc = await vscode.workspace.openTextDocument(uri);
+      const at = new vscode.Position(Math.min(line - 1, doc.lineCount - 1), 0);
+      await vscode.window.showTextDocument(doc, { selection: new vscode.Range(at, at), preview: true });
+      return;
+    }
+    void vscode.window.showWarningMessage(`Cortex: ${file} is not in an open folder.`);
   }
 
   /** Stop every running ask/explain (window/workDoneProgress/cancel for each). */
@@ -351,9 +388,11 @@ class CortexExtension implements vscode.Disposable {
     }
     this.modelDownShown = true;
     const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
-    const why = typeof result.answer === "string" && result.answer ? result.answer : "The model server cannot be reached.";
+    // short: where it looked and what to check; the server's full advice is in the chat view
+    const url = typeof result.answer === "string" ? /https?:\/\/[^\s)`'"]+/.exec(result.answer)?.[0] : undefined;
+    const where = url ? ` at ${url.replace(/[.,;]+$/, "")}` : "";
     void vscode.window
-      .showErrorMessage(`Cortex: ${why} Check \`${setting}\` or start the model server.`, "Open Settings", "Run Doctor")
+      .showErrorMessage(`Cortex: the model server${where} is not answering. Start it, or check \`${setting}\`.`, "Open Settings", "Run Doctor")
       .then((choice) => {
         if (choice === "Open Settings") {
           void vscode.commands.executeCommand("workbench.action.openSettings", setting);

@@ -28,6 +28,12 @@ export function createRenderer(): MarkdownIt {
     }
     return `<a class="image-link" href="${escapeHtml(src)}" title="image not loaded: ${escapeHtml(src)}">${label}</a>`;
   };
+  // code blocks get Copy and Insert (at the cursor) buttons; the view's script handles the clicks
+  const defaultFence = md.renderer.rules.fence;
+  md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+    const inner = defaultFence ? defaultFence(tokens, idx, options, env, self) : self.renderToken(tokens, idx, options);
+    return `<div class="code-block"><div class="code-actions"><button type="button" class="code-act" data-act="copy">Copy</button><button type="button" class="code-act" data-act="insert">Insert</button></div>${inner}</div>`;
+  };
   const defaultValidate = md.validateLink.bind(md);
   md.validateLink = (url: string) => defaultValidate(url) && !/^data:/i.test(url.trim());
   return md;

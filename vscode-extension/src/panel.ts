@@ -8,6 +8,7 @@
 import * as vscode from "vscode";
 import type MarkdownIt from "markdown-it";
 import { AnswerTranscript } from "./answer";
+import { ChatMessage, parseChatMessage } from "./chat";
 import { createRenderer, renderMarkdown } from "./markdown";
 
 const UPDATE_INTERVAL_MS = 80;
@@ -52,6 +53,9 @@ export function panelHtml(n: string, body: string): string {
   button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; }
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   strong.error, .error { color: var(--vscode-errorForeground); }
+  .code-block { position: relative; }
+  .code-actions { position: absolute; top: 2px; right: 2px; display: flex; gap: 4px; }
+  .code-actions button { padding: 1px 6px; font-size: 0.85em; }
 </style>
 </head>
 <body>
@@ -79,6 +83,22 @@ export function panelHtml(n: string, body: string): string {
   box.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
   });
+  root.addEventListener("click", (e) => {
+    const target = e.target;
+    if (!(target instanceof Element)) { return; }
+    const act = target.closest("button.code-act");
+    if (act) {
+      const code = act.closest(".code-block")?.querySelector("pre code, pre");
+      post({ type: act.getAttribute("data-act"), text: code ? code.textContent : "" });
+      return;
+    }
+    const link = target.closest("a[href^='#cortex-open:']");
+    if (link) {
+      e.preventDefault();
+      const m = /^#cortex-open:(.+):(\\d+)$/.exec(link.getAttribute("href") || "");
+      if (m) { post({ type: "open", file: m[1], line: Number(m[2]) }); }
+    }
+  });
   document.getElementById("stop").addEventListener("click", () => post({ type: "stop" }));
   document.getElementById("again").addEventListener("click", () => post({ type: "regenerate" }));
   document.getElementById("new").addEventListener("click", () => post({ type: "newSession" }));
@@ -95,23 +115,7 @@ export function panelHtml(n: string, body: string): string {
 </html>`;
 }
 
-export type ChatMessage = { type: "ask"; text: string } | { type: "stop" | "regenerate" | "newSession" };
-
 export const CHAT_VIEW_ID = "cortex.chat";
-
-function parseChatMessage(raw: unknown): ChatMessage | undefined {
-  if (typeof raw !== "object" || raw === null) {
-    return undefined;
-  }
-  const m = raw as { type?: unknown; text?: unknown };
-  if (m.type === "ask" && typeof m.text === "string" && m.text.trim()) {
-    return { type: "ask", text: m.text };
-  }
-  if (m.type === "stop" || m.type === "regenerate" || m.type === "newSession") {
-    return { type: m.type };
-  }
-  return undefined;
-}
 
 export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly transcript = new AnswerTranscript();

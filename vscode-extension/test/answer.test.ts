@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { AnswerTranscript, demoteHeadings, escapeMarkdown, fence, shortArgs, summarise } from "../src/answer";
+import { AnswerTranscript, demoteHeadings, escapeMarkdown, fence, linkCitations, shortArgs, summarise } from "../src/answer";
+import { parseChatMessage } from "../src/chat";
 
 suite("AnswerTranscript", () => {
   test("streams a run: plan, step, tool call, tokens, edit, done", () => {
@@ -146,5 +147,23 @@ suite("answers that read well", () => {
     assert.strictEqual(shortArgs('{"a": 1, "b": "two  words"}'), "a: 1 · b: two words");
     assert.strictEqual(shortArgs("not json"), "not json");
     assert.strictEqual(demoteHeadings("## x\ntext"), "##### x\ntext");
+  });
+});
+
+suite("citations and code blocks", () => {
+  test("file:line becomes a link that opens the file; code is left alone", () => {
+    assert.strictEqual(linkCitations("see stats.py:12 and src/a.ts:3."),
+      "see [stats.py:12](#cortex-open:stats.py:12) and [src/a.ts:3](#cortex-open:src/a.ts:3).");
+    assert.strictEqual(linkCitations("`stats.py:12`"), "`stats.py:12`");
+    assert.strictEqual(linkCitations("```\nstats.py:12\n```"), "```\nstats.py:12\n```");
+    assert.strictEqual(linkCitations("at 12:30 on 1.5:2"), "at 12:30 on 1.5:2");
+  });
+
+  test("the chat view accepts only well-formed messages", () => {
+    assert.deepStrictEqual(parseChatMessage({ type: "open", file: "a.py", line: 3 }), { type: "open", file: "a.py", line: 3 });
+    assert.strictEqual(parseChatMessage({ type: "open", file: "a.py", line: 0 }), undefined);
+    assert.deepStrictEqual(parseChatMessage({ type: "insert", text: "x" }), { type: "insert", text: "x" });
+    assert.strictEqual(parseChatMessage({ type: "eval", text: "x" }), undefined);
+    assert.strictEqual(parseChatMessage({ type: "ask", text: "  " }), undefined);
   });
 });

@@ -43,6 +43,9 @@ local defaults = {
   echo_progress = true,
   -- show every write as a diff to accept (a) or reject (r) before anything touches the disk
   review_edits = true,
+  -- true: <leader>ca ask, <leader>ce explain, <leader>cr run (normal and visual), <leader>cq close
+  -- the answer window, <leader>cx cancel; or a table { ask = '…', explain = '…', … } (false: none)
+  keymaps = false,
   float = { width = 0.6, height = 0.5, border = 'rounded' },
 }
 
@@ -597,6 +600,21 @@ function M.setup(opts)
   create_commands()
   register_lsp_commands()
   local group = vim.api.nvim_create_augroup('cortex', { clear = true })
+  if state.opts.keymaps then
+    local keys = type(state.opts.keymaps) == 'table' and state.opts.keymaps or {}
+    local function map(modes, name, default, rhs, desc)
+      local lhs = keys[name] == nil and default or keys[name]
+      if lhs then
+        vim.keymap.set(modes, lhs, rhs, { desc = desc, silent = true })
+      end
+    end
+    map('n', 'ask', '<leader>ca', ':CortexAsk ', 'Cortex: ask')
+    map('x', 'ask', '<leader>ca', ':CortexAsk ', 'Cortex: ask about the selection')
+    map({ 'n', 'x' }, 'explain', '<leader>ce', ':CortexExplain<cr>', 'Cortex: explain')
+    map({ 'n', 'x' }, 'run', '<leader>cr', ':CortexRun<cr>', 'Cortex: run')
+    map('n', 'close', '<leader>cq', '<cmd>CortexClose<cr>', 'Cortex: close the answer window')
+    map('n', 'cancel', '<leader>cx', '<cmd>CortexCancel<cr>', 'Cortex: cancel')
+  end
   if state.opts.autostart then
     vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
       group = group,
