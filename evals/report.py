@@ -83,11 +83,12 @@ def _bare_section(outcomes: list[CaseOutcome], bare: list[BareOutcome]) -> list[
     lines = ["", "## The bare model, asked the same questions directly", "",
              f"Cortex {ok_ours}/{len(bare)}, bare model {ok_bare}/{len(bare)} (ratio {ratio}). "
              "Bare: one user message, no system prompt, the same temperature and answer cap.", "",
-             "| case | Cortex | s | bare | s | bare first token s | bare answer |", "|---|---|---:|---|---:|---:|---|"]
+             "| case | Cortex | turn s | bare | s | bare first token s | bare answer |",
+             "|---|---|---:|---|---:|---:|---|"]
     for b in bare:
         o = ours.get(b.case.id)
         mine = ("pass" if o.passed else "FAIL") if o else "–"
-        secs = f"{o.seconds:.1f}" if o else "–"
+        secs = f"{o.turns[0].seconds:.1f}" if o and o.turns else "–"
         first = f"{b.first_token_seconds:.2f}" if b.first_token_seconds is not None else "–"
         lines.append(f"| {b.case.id} | {mine} | {secs} | {'pass' if b.passed else 'FAIL'} | {b.seconds:.1f} | "
                      f"{first} | {_cell(b.error or b.answer, 80)} |")

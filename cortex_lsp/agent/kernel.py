@@ -33,6 +33,7 @@ from cortex_lsp.agent.planner import PlanOutcome
 from cortex_lsp.agent.profile import detect_profile
 from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
+from cortex_lsp.agent.routed import small_direct_messages
 from cortex_lsp.agent.router import Route
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
@@ -183,7 +184,8 @@ class AgentKernel:
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
                     answer = await executor.answer(
-                        direct_messages(ctx), max_tokens=small_tokens,
+                        small_direct_messages(ctx) if profile.small else direct_messages(ctx),
+                        max_tokens=small_tokens,
                         temperature=SMALL_TEMPERATURE if profile.small else 0.3,
                     )
             except TimeoutError:

@@ -27,6 +27,7 @@ from cortex_lsp.agent.plan_guards import intended_tools as plan_intended_tools
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
 from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.material import FILE_NAME_RE
 from cortex_lsp.guards.provenance import (
     asks_for_code_writing,
     asks_for_python,
@@ -108,6 +109,8 @@ class Route:
     read_found: bool = False
     #: "save that to NAME" with nothing else to save: the previous answer is the text
     save_previous: bool = False
+    #: the question the prose answers, when it is not the request as typed (a document search)
+    question: str | None = None
     reason: str = ""
 
     def plan(self) -> Plan:
@@ -221,6 +224,19 @@ def _doc_query(words: str) -> str:
     return query or words.strip()
 
 
+_WH = re.compile(r"^(?:what|who|whom|whose|when|where|why|how|which|is|are|was|were|do|does|did|can|should)\b",
+                 re.IGNORECASE)
+
+
+def doc_question(query: str, where: str = "the documents") -> str:
+    """A search query as the question the answer is to give ("the beta deadline" → "What do …")."""
+    query = query.strip().rstrip(".!")
+    if _WH.match(query):
+        return query if query.endswith("?") else query + "?"
+    verb = "say" if where == "the documents" else "says"
+    return f"What {'do' if where == 'the documents' else 'does'} {where} {verb} about {query}?"
+
+
 def given_text(message: str, words: str, save_to: str) -> str | None:
     """Text the user gave for the file (fenced, JSON, quoted, or "containing …"), or ``None``."""
     fenced = _FENCED.search(message)
@@ -256,8 +272,12 @@ def _save_target(intent: IntentLike) -> str | None:
 
 
 def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
-    """Tools the words call for (the guards' readings); "a closure in Python" is not a run."""
-    wanted = (set(word_intended_tools(words)) | plan_intended_tools(words, available)) & set(available)
+    """Tools the words call for (the guards' readings); "a closure in Python" is not a run, "a list of
+    dicts" is no listing and "show the result" reads no file unless a file is named."""
+    loose = plan_intended_tools(words, available) - {"list_dir", "read_file", "doc_search"}
+    wanted = (set(word_intended_tools(words)) | loose) & set(available)
+    if FILE_NAME_RE.search(words) and "read_file" in available:
+        wanted.add("read_file")
     if not runs and not _USE_PYTHON.search(words):
         wanted.discard("python_exec")
     return wanted
@@ -295,12 +315,14 @@ def route(
 
     save_to = _save_target(intent) if "write_file" in offered else None
     reads = [f for f in intent.files if f != save_to][:MAX_READS]
+    question: str | None = None
     scoped = _SCOPED_SEARCH.match(words)
     if scoped and scoped.group(1) in reads and "doc_search" in offered:
         # "search faq.md for the office address": the passages of that file that match
         reads.remove(scoped.group(1))
         calls.append(RoutedCall("doc_search", {"action": "search", "query": scoped.group(2).strip(" ?.!"),
                                                "path": scoped.group(1), "top_k": DOC_TOP_K}))
+        question = doc_question(scoped.group(2), scoped.group(1))
     if "read_file" in offered:
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
@@ -313,6 +335,7 @@ def route(
 
     if "doc_search" in offered and _DOC_WORDS.search(words) and not reads and not scoped:
         calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
+        question = doc_question(_doc_query(words))
 
     if "current_time" in offered and _TIME_WORDS.search(words):
         calls.append(RoutedCall("current_time", {}))
@@ -336,7 +359,7 @@ def route(
         needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
-            prose=needs_prose, read_found=read_found,
+            prose=needs_prose, read_found=read_found, question=question,
             save_previous=bool(save_to) and not calls and save_text is None
             and _SAVE_PREVIOUS.search(words) is not None,
             reason="the user's words name the tools and their arguments",
@@ -344,6 +367,8 @@ def route(
     if run_asked and not runs and "python_exec" in offered:
         return Route("tools", tools=("python_exec",), run_written=True,
                      reason="the user asked to run code the model is to write")
+    if code_writing:
+        return Route("direct", reason="the user asked for code: the model writes it")
     wanted = _wanted(words, available, runs=run_asked)
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain

@@ -89,11 +89,15 @@ def packaged_model_path() -> Path | None:
 
 
 def llama_server_installed() -> bool:
+    """Is ``llama_cpp.server`` installed? Found on disk, without importing ``llama_cpp``: importing it
+    takes a second, and a ``find_spec`` of the submodule while another thread imports the package saw
+    a half-imported module and answered "not installed" (the embedded default then ran without memory)."""
     try:
-        return importlib.util.find_spec("llama_cpp") is not None and \
-            importlib.util.find_spec("llama_cpp.server") is not None
-    except (ImportError, ValueError):
-        return False
+        spec = importlib.util.find_spec("llama_cpp")
+        folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    except (ImportError, ValueError):  # being imported right now: its __spec__ is not set yet
+        folders = list(getattr(sys.modules.get("llama_cpp"), "__path__", None) or [])
+    return any((Path(folder) / "server" / "__main__.py").is_file() for folder in folders)
 
 
 def find_local_model(local_model_path: str | None) -> Path | None:

@@ -12,7 +12,7 @@ import pytest
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from cortex_lsp.agent.types import Selection
-from tests.agent.conftest import AgentHarness, plan_reply
+from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
 
 HOSTILE = [
@@ -136,4 +136,9 @@ async def test_the_executor_blocks_writes_outside_the_grant(
     result = await agent.run(message)
     assert agent.sink is not None and agent.sink.proposals == []
     assert {p.name: p.read_bytes() for p in agent.root.iterdir() if p.is_file()} == before
-    assert [c.tool for c in result.tool_calls] and all(not c.success for c in result.tool_calls)
+    assert all(not c.success for c in result.tool_calls)
+    if message.startswith(("Never", "How do I")):
+        # a refusal to write, a how-to question: plain chat to the router, no tool is offered at all
+        assert result.tool_calls == [] and all(tool_names(b) == [] for b in agent.model.chat_requests)
+    else:
+        assert result.tool_calls

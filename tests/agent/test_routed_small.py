@@ -251,3 +251,16 @@ async def test_try_again_routes_the_previous_request(agent: AgentHarness) -> Non
     await agent.run("What is 81 / 9?")
     result = await agent.run("try again")
     assert [c.tool for c in result.tool_calls] == ["calculator"] and "9" in result.answer
+
+
+async def test_a_small_models_direct_answer_gets_the_conversation_in_its_one_user_turn(
+    agent: AgentHarness,
+) -> None:
+    small(agent)
+    agent.model.on(Reply(content="Nice to meet you, Ingrid."), contains="My name is Ingrid", times=1)
+    await agent.run("My name is Ingrid.")
+    await agent.run("What is my name?")
+    messages = agent.model.chat_requests[-1]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "User: My name is Ingrid." in messages[1]["content"]
+    assert messages[1]["content"].endswith("Question: What is my name?")

@@ -94,3 +94,27 @@ def test_a_forced_tool_choice_is_sent_as_a_named_function() -> None:
     body = client._body([Message("user", "x")], "m", [other], None, ChatOptions(tool_choice="read_file"), True)
     assert body["tool_choice"] == "auto"  # a tool that isn't offered is never forced
     assert json.dumps(body)
+
+
+def test_the_server_is_found_on_disk_even_while_llama_cpp_is_being_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+    import sys
+    import types
+
+    from cortex_lsp.models import local_server
+
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "__main__.py").write_text("", encoding="utf-8")
+    half = types.ModuleType("llama_cpp")
+    half.__path__ = [str(tmp_path)]  # a package mid-import: no __spec__ yet
+
+    def busy(name: str) -> None:
+        raise ValueError(f"{name}.__spec__ is None")
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", half)
+    monkeypatch.setattr(importlib.util, "find_spec", busy)
+    assert local_server.llama_server_installed()
+    (tmp_path / "server" / "__main__.py").unlink()
+    assert not local_server.llama_server_installed()
