@@ -4,7 +4,7 @@
 # Set-up is skipped when it is current (scripts/setup.sh keeps a stamp); `make run Q='…'` asks another
 # question, passed verbatim: it reaches the CLI through the environment, never through the shell line.
 Q ?= What is the capital of Japan?
-export CORTEX_QUESTION := $(value Q)
+export MAKE_RUN_QUESTION := $(value Q)
 
 .PHONY: setup run test lint typecheck editors bench
 
@@ -12,7 +12,7 @@ setup:
 	@scripts/setup.sh
 
 run: setup
-	@.venv/bin/cortex-lsp ask -- "$$CORTEX_QUESTION"
+	@.venv/bin/cortex-lsp ask -- "$$MAKE_RUN_QUESTION"
 
 test: setup
 	scripts/test.sh

@@ -86,7 +86,24 @@ def _sandbox_check(settings: Settings) -> Check:
         return Check("sandbox", False, "The Python sandbox is not installed.", "Reinstall cortex-lsp.")
     ok, detail = isolation_status(settings)
     fix = "" if ok else "Install bubblewrap: `sudo apt-get install bubblewrap`."
+    if settings.sandbox_isolation == "none":  # the user's choice, but never a silent one
+        return Check("sandbox isolation", False, detail, "Set sandbox_isolation: auto.", warning=True)
     return Check("sandbox isolation", ok, detail, fix, warning=not ok and settings.sandbox_isolation != "bwrap")
+
+
+def _sandbox_layers_check() -> Check:
+    """The in-process layers every worker gets, with or without bubblewrap."""
+    import os
+
+    from cortex_lsp.tools.sandbox import seccomp
+
+    root = "; as root, the worker drops to uid 65534 before any code runs" if os.geteuid() == 0 else ""
+    if seccomp.program(deny_exec=True) is None:
+        return Check("sandbox layers", False, "The seccomp filter is written for x86_64 only: here workers run "
+                     "without it (RestrictedPython guards, the audit hook and resource limits still apply)" + root
+                     + ".", "", warning=True)
+    return Check("sandbox layers", True, "Every worker: RestrictedPython guards, an audit hook that ends it on "
+                 "any write, network, process or new code, a seccomp filter and resource limits" + root + ".")
 
 
 async def run_checks(settings: Settings, roots: list[Path], *, settings_messages: Sequence[str] = ()) -> list[Check]:
@@ -94,6 +111,7 @@ async def run_checks(settings: Settings, roots: list[Path], *, settings_messages
     checks.append(_data_dir_check(settings))
     checks.append(_roots_check(roots))
     checks.append(await asyncio.to_thread(_sandbox_check, settings))
+    checks.append(_sandbox_layers_check())
     if settings_messages:
         checks.append(Check("settings", False, " ".join(settings_messages), "Fix the named settings.", warning=True))
     else:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from cortex_lsp.guards.grants import WriteGrant
+
 EventType = Literal["plan", "step_start", "tool_call", "tool_result", "token", "edit", "done", "error"]
 
 
@@ -51,12 +53,17 @@ EditKind = Literal["create", "replace"]
 
 @dataclass(frozen=True)
 class EditRequest:
-    """A write the agent wants: ``path`` already resolved inside a root by the path guards."""
+    """A write the agent wants: ``path`` already resolved inside a root by the path guards.
+
+    ``grant`` is what the user's own words allowed (:class:`~cortex_lsp.guards.grants.WriteGrant`);
+    the sink refuses a request without one, or outside it.
+    """
 
     path: Path
     text: str
     overwrite: bool = False
     label: str = ""
+    grant: WriteGrant | None = None
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from evals.cases import Case
 from evals.checks import TurnOutcome, check_turn
 from evals.runner import RunConfig
 
-#: the same as Cortex's direct answers on a small model (kernel.DIRECT_MAX_TOKENS, temperature 0.3)
+#: the same as Cortex's direct answers on a small model (kernel.DIRECT_MAX_TOKENS, SMALL_TEMPERATURE)
 MAX_TOKENS = 320
-TEMPERATURE = 0.3
+TEMPERATURE = 0.0
 
 
 @dataclass

@@ -21,6 +21,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
+self="$repo/scripts/setup.sh"
 python="${PYTHON:-python3}"
 state=.venv/cortex-setup
 choice="" force=0
@@ -29,7 +30,7 @@ for arg in "$@"; do
     --no-local) choice=0 ;;
     --local) choice=1 ;;
     --force) force=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/setup.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +50,7 @@ flags="-DGGML_NATIVE=OFF"
 venv_python_version() { .venv/bin/python -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || true; }
 stamp_key() {
   {
-    cat pyproject.toml "$0" scripts/lib/progress.sh
+    cat pyproject.toml "$self" scripts/lib/progress.sh
     echo "python=$(venv_python_version) local=$local_model llama=$llama_version flags=$flags"
   } | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-64
 }

@@ -2,9 +2,11 @@
 
 A step sends the conversation and the offered tool schemas to the model, then runs its tool calls
 through :class:`ToolSession`, which applies the guards in order: at most 3 calls per step (extra calls
-dropped), tool-name and argument repair, tools not offered this run refused, ``write_file`` only when
-the user's own words asked for a file (``overwrite`` forced off unless they asked to replace), repeated
-identical calls answered from the first result, then the registry's schema validation and time limit.
+dropped), tool-name and argument repair, tools not offered this run refused, ``write_file`` only inside
+the write grant of the user's own words (:class:`~cortex_lsp.guards.grants.WriteGrant`: the files they
+named, an existing one only when they asked to replace it, one plain new file for an unnamed save;
+each allowed write is noted with the grant), repeated identical calls answered from the first result,
+then the registry's schema validation and time limit.
 Tool output goes back to the model labelled and capped, as data.
 
 Tool-free plans never reach :meth:`Executor.step`: :meth:`Executor.answer` sends no tool schemas.
@@ -21,7 +23,9 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
-from cortex_lsp.guards.provenance import asks_for_overwrite, asks_to_write
+from cortex_lsp.guards.grants import WriteGrant
+from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext, ToolResult
@@ -144,6 +148,26 @@ class ToolSession:
         self.offered = list(offered)
         self.cache: dict[str, ToolResult] = {}
         self.history: list[CallOutcome] = []
+        #: relative paths this run wrote (an unnamed save allows one new file)
+        self.written: list[str] = []
+
+    @property
+    def grant(self) -> WriteGrant:
+        """What the user's own words allow to be written in this run."""
+        return parse_intent(self.context.user_words).write_grant
+
+    def _write_target(self, raw: str) -> tuple[str, bool]:
+        """``raw`` as a path relative to its root, and whether that file exists (or is open)."""
+        from cortex_lsp.tools.filesystem import protected_dirs
+
+        try:
+            target = resolve_in_roots(
+                raw, self.context.workspace.roots, protected=protected_dirs(self.context)
+            )
+        except PathRefused:
+            return raw, False  # the tool reports the path refusal itself
+        exists = target.path.exists() or self.context.workspace.read_text(target.path) is not None
+        return target.relative, exists
 
     def specs(self, names: Sequence[str] | None = None) -> list[ToolSpec]:
         wanted = self.offered if names is None else [n for n in names if n in self.offered]
@@ -164,12 +188,17 @@ class ToolSession:
                 name, f"The {name} tool is not available for this request. Answer without it."
             )
         if name == "write_file":
-            if not asks_to_write(self.context.user_words, str(args.get("path") or "")):
+            grant = self.grant
+            if grant.empty:
                 from cortex_lsp.tools.filesystem import NOT_ASKED
 
                 return self._blocked(name, NOT_ASKED)
-            if args.get("overwrite") is True and not asks_for_overwrite(self.context.user_words):
-                args["overwrite"] = False  # the model set it on its own: never honoured
+            relative, exists = self._write_target(str(args.get("path") or ""))
+            refused = grant.check(relative, exists=exists, written=self.written)
+            if refused is not None:
+                return self._blocked(name, refused)
+            if args.get("overwrite") is True and not exists:
+                args["overwrite"] = False
         return None
 
     async def call(self, raw_name: str, raw_arguments: Any) -> CallOutcome:
@@ -191,6 +220,10 @@ class ToolSession:
             for edit in result.edits:
                 self.record.edits.append(edit)
                 self.emit(AgentEvent("edit", {"uri": edit.uri, "kind": edit.kind, "applied": edit.applied}))
+            if name == "write_file" and result.success:
+                relative = str(result.data.get("relative") or args.get("path") or "")
+                self.written.append(relative)
+                self.record.notes.append(f"wrote {relative}: {self.grant.describe()}")
         self._report(outcome)
         return outcome
 
@@ -215,6 +248,10 @@ class ToolSession:
         if outcome.repeated:
             data["repeated"] = True
         self.emit(AgentEvent("tool_result", data))
+
+    def history_calls(self) -> list[CallOutcome]:
+        """Every call of this run so far, in order (blocked and repeated ones included)."""
+        return list(self.history)
 
     def succeeded(self, name: str) -> bool:
         return any(c.name == name and c.result.success and not c.blocked for c in self.history)
@@ -282,12 +319,12 @@ class Executor:
         live: bool = True,
         model: str | None = None,
         max_tokens: int | None = None,
+        temperature: float = 0.3,
     ) -> str:
         """A reply with **no tool schemas** sent; streamed as token events (and into the record)."""
         parts: list[str] = []
-        async for chunk in self.deps.model.chat_stream(
-            messages, model=model or self._model, options=ChatOptions(temperature=0.3, max_tokens=max_tokens)
-        ):
+        options = ChatOptions(temperature=temperature, max_tokens=max_tokens)
+        async for chunk in self.deps.model.chat_stream(messages, model=model or self._model, options=options):
             if chunk.content:
                 parts.append(chunk.content)
                 if live:

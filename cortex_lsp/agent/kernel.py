@@ -17,6 +17,7 @@ import logging
 import time
 
 from cortex_lsp.agent import prompts
+from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
 from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.executor import Executor, ToolSession
@@ -27,12 +28,11 @@ from cortex_lsp.agent.plan_guards import (
     asks_to_save,
     intended_tools,
 )
-from cortex_lsp.agent.planner import Planner, PlanOutcome, fallback_plan
-from cortex_lsp.agent.profile import ModelProfile, detect_profile
+from cortex_lsp.agent.planner import PlanOutcome
+from cortex_lsp.agent.profile import detect_profile
 from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
-from cortex_lsp.agent.router import Route, read_intent
-from cortex_lsp.agent.router import route as route_request
+from cortex_lsp.agent.router import Route
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
 from cortex_lsp.agent.write_claims import honest_for_record
@@ -48,9 +48,10 @@ CANNOT_RUN_STEP = "Explain why this code can't run in the sandbox"
 
 log = logging.getLogger("cortex.agent")
 
-PLANNER_SHARE = 0.4
 #: a small model's direct answer: short (it rambles, and every token costs time on a laptop)
 DIRECT_MAX_TOKENS = 320
+#: and greedy: sampling makes a 135M model's facts and readings worse
+SMALL_TEMPERATURE = 0.0
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
 
 
@@ -141,16 +142,16 @@ class AgentKernel:
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
-        route = self._route(ctx, available)
+        route = route_for(ctx, available, words_override=self.words_override)
         profile = await detect_profile(settings, deps.model, backend=record.backend, name=record.model)
         if profile.small:
             record.notes.append(profile.describe())
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools
-            plan, available = self._routed_plan(route, profile)
+            plan, available = routed_plan(route, profile)
             outcome = PlanOutcome(plan)
         else:
-            outcome = await self._plan(ctx, route, available)
+            outcome = await model_plan(deps, ctx, route, available)
             if outcome.fallback:
                 available = [t for t in available if t in outcome.plan.tools]
         if outcome.fallback:
@@ -177,7 +178,10 @@ class AgentKernel:
             emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
-                    answer = await executor.answer(direct_messages(ctx), max_tokens=small_tokens)
+                    answer = await executor.answer(
+                        direct_messages(ctx), max_tokens=small_tokens,
+                        temperature=SMALL_TEMPERATURE if profile.small else 0.3,
+                    )
             except TimeoutError:
                 record.notes.append("the answer was cut off at the time budget")
                 partial = record.answer.strip() and record.answer
@@ -195,52 +199,6 @@ class AgentKernel:
         return await self._react(ctx, guarded, session, executor, emit, record)
 
     # -- routing and planning ----------------------------------------------------------------------
-    def _route(self, ctx: RunContext, available: list[str]) -> Route:
-        selection = ctx.request.selection.text if ctx.request.selection else None
-        # a worker's subtask is model text: route on the user's own words then
-        source = self.words_override if self.words_override is not None else ctx.request.message
-        intent = read_intent(source, selection=selection)
-        return route_request(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
-
-    @staticmethod
-    def _routed_plan(route: Route, profile: ModelProfile) -> tuple[Plan, list[str]]:
-        """The router's plan and the tools it may use; a small model's undecided route gets at most
-        one read-only tool (called under constrained tool choice), else a direct answer."""
-        if route.kind == "undecided" and profile.small:
-            single = [t for t in route.tools if t in READ_TOOLS or t in ("calculator", "current_time")]
-            if len(route.tools) != 1 or not single:
-                return Plan(kind="direct", steps=["Answer directly"]), []
-        plan = route.plan()
-        return plan, list(plan.tools) if plan.kind == "tools" else []
-
-    async def _plan(self, ctx: RunContext, route: Route, available: list[str]) -> PlanOutcome:
-        """The model planner (full profile, the router undecided or routing to tools)."""
-        deps, settings = self.deps, self.deps.settings
-        hints = []
-        if settings.procedural_memory_enabled and available:
-            hints = await deps.memory.tool_hints(ctx.task, min_relevance=settings.procedural_min_relevance)
-            hints = [h for h in hints if h.tools]
-        if hints:
-            ctx.hinted = True
-            ctx.hint_text = (
-                f"A similar earlier task used these tools in order: {', '.join(hints[0].tools)}. A hint only."
-            )
-        routed = route.plan() if route.kind == "tools" else None
-        try:
-            # the planner gets at most 40% of the run: a slow planner must leave time to answer
-            planner_budget = min(ctx.loop_remaining(), settings.max_run_seconds * PLANNER_SHARE)
-            async with asyncio.timeout(max(planner_budget, 0.01)):
-                return await Planner(deps.model, settings).plan(
-                    ctx.task,
-                    tools=deps.tools.specs(available),
-                    hints=hints,
-                    has_selection=ctx.request.selection is not None,
-                    routed=routed,
-                )
-        except TimeoutError:
-            return PlanOutcome(fallback_plan(ctx.task, routed), fallback=True,
-                               reason="the planner ran out of time")
-
     async def _routed(
         self, ctx: RunContext, route: Route, guarded: GuardedPlan, executor: Executor, emit: Emit,
         record: RunRecord,

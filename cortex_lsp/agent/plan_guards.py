@@ -1,15 +1,17 @@
 """Plan guards: correct the planner's plan from the user's own words, before anything runs.
 
 Every guard reads only the user's own request (``words``: :func:`~cortex_lsp.guards.provenance.request_text`
-of what they typed, with the selection and attachments removed). The selection, diagnostics, file
-contents and tool results are never the user's words, so they can't ask for a delete, a web fetch or
-a save. Rules, in order:
+of what they typed, with the selection and attachments removed), parsed once into an
+:class:`~cortex_lsp.guards.intent.Intent` (verbs with polarity and mood: "don't save", "how do I
+delete…?" and "if you run it" ask for nothing). The selection, diagnostics, file contents and tool
+results are never the user's words, so they can't ask for a delete, a web fetch or a save. Rules, in
+order:
 
 1. delete/wipe/erase → a refusal (there is no delete tool); rename/move → a refusal;
 2. a delete step the user didn't ask for is dropped;
 3. web steps the user didn't ask for are dropped, and ``web_fetch`` is not offered;
 4. "write/fix this code" is answered with code, not run (no ``python_exec``/``calculator``) unless asked;
-5. a save the user asked for is added if missing;
+5. a save the user asked for (a non-empty write grant) is added if missing;
 6. an explicit "use Python" (or "run it" on code at hand) makes sure ``python_exec`` is used;
 7. ``python_exec`` is offered only when :func:`python_allowed` (the user's own words ask to run code);
    a plan that names it otherwise is cut, with a note.
@@ -23,15 +25,13 @@ from dataclasses import dataclass, field
 
 from cortex_lsp.agent.planner import MAX_STEPS, tools_named
 from cortex_lsp.agent.types import Plan
+from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.guards.provenance import (
     asks_for_code_writing,
     asks_for_delete,
-    asks_for_file_write,
     asks_for_python,
     asks_for_rename_or_move,
     asks_for_web,
-    asks_to_run_code,
-    request_text,
 )
 
 REFUSE_DELETE = "Politely refuse: deleting files is not something Cortex can do"
@@ -80,31 +80,20 @@ _CALC_INTENT = re.compile(
 _TIME_INTENT = re.compile(r"\b(?:time|date|today|what day|clock|timezone)\b", re.IGNORECASE)
 _DOC_INTENT = re.compile(r"\b(?:docs?|documents?|documentation|notes|index)\b", re.IGNORECASE)
 
-_FILE_TARGET = r"(?:file\b|(?<![\w/.-])[\w./-]+\.(?:txt|md|json|csv|py|yaml|yml|log)\b)"
-_SAVE_REQUEST = re.compile(
-    r"\b(?:save|saves|saving|store|stores|storing|dump|export)\b"
-    r"|\b(?:write|put|output|create|generate|make|copy)\b[^.?!\n]{0,80}?\b(?:to|in|into|as|called|named)\s+"
-    r"(?:a\s+|the\s+|new\s+)?"
-    + _FILE_TARGET
-    + r"|\b(?:create|make|generate|write)\s+(?:a\s+|the\s+|new\s+)?"
-    + _FILE_TARGET,
-    re.IGNORECASE,
-)
-
 READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", "list_dir"})
 
 
-# -- the python_exec gate (issue 11) ---------------------------------------------------------------
+# -- the python_exec gate (issue 11), read from the parsed intent -----------------------------------
 PYTHON_NOT_ASKED = "python_exec not offered: the user's own words did not ask to run code"
 
 
 def python_allowed(words: str, has_code: bool) -> bool:
     """May ``python_exec`` be offered? Only when the user's own words (provenance cuts applied: a file,
     page, selection or tool result is never the user's words) ask to run, execute or test code, or to
-    compute with Python. ``has_code`` (code at hand: a selection or paste) does not by itself open it:
-    the words must ask to run that code ("run it", "what does this print")."""
-    del has_code  # the words decide; kept in the signature for the Intent-based version
-    return asks_to_run_code(words) or asks_for_python(words)
+    compute with Python (:attr:`Intent.run_code <cortex_lsp.guards.intent.Intent.run_code>`: "don't run
+    it" and "why did running it fail?" do not). Code at hand (``has_code``) does not by itself open it."""
+    del has_code  # the words decide
+    return parse_intent(words).run_code
 
 
 def _cut_python(
@@ -121,20 +110,35 @@ def _cut_python(
 
 
 def asks_to_save(words: str) -> bool:
-    """Do the user's own words ask for something to be saved to a file (not just mention a file)?
+    """Do the user's own words ask for a file to be written (a non-empty write grant: a named file to
+    create or replace, or a save without a name)? Not "summarize notes.md", not "don't save anything",
+    not "how do I save a file in vim?". Adds a save step and triggers the save recovery."""
+    return not parse_intent(words).write_grant.empty
 
-    Stricter than :func:`~cortex_lsp.guards.provenance.asks_for_file_write` (which *permits* a write
-    whenever the words show file intent): this one *adds* a save step and triggers the save recovery.
-    """
-    return asks_for_file_write(words) and _SAVE_REQUEST.search(request_text(words)) is not None
+
+def _asks_delete(intent: Intent) -> bool:
+    """A delete request: the delete words of :func:`asks_for_delete`, unless every delete verb in them
+    is negated, a question, past or conditional ("don't delete anything", "how do I delete…?")."""
+    if not asks_for_delete(intent.words):
+        return False
+    verbs = [a for a in intent.actions if a.verb == "delete"]
+    return not verbs or any(a.grants for a in verbs)
+
+
+def _asks_rename_or_move(intent: Intent) -> bool:
+    if not asks_for_rename_or_move(intent.words):
+        return False
+    verbs = [a for a in intent.actions if a.verb in ("rename", "move")]
+    return not verbs or any(a.grants for a in verbs)
 
 
 def intended_tools(words: str, available: Collection[str]) -> set[str]:
     """Tools the user's own words call for (used for recovery and for procedural learning)."""
     found: set[str] = set()
-    if asks_to_save(words):
+    intent = parse_intent(words)
+    if not intent.write_grant.empty:
         found.add("write_file")
-    if asks_for_python(words) or asks_to_run_code(words):
+    if intent.run_code:
         found.add("python_exec")
     if asks_for_web(words):
         found.add("web_fetch")
@@ -189,9 +193,10 @@ def apply_plan_guards(
     earlier_user_urls: bool = False,
 ) -> GuardedPlan:
     """The plan corrected from ``words`` (the user's own request); see the module docstring."""
-    if asks_for_delete(words):
+    intent = parse_intent(words)
+    if _asks_delete(intent):
         return _refusal(REFUSE_DELETE, REASON_DELETE, "delete request refused before anything ran")
-    if asks_for_rename_or_move(words):
+    if _asks_rename_or_move(intent):
         return _refusal(REFUSE_MOVE, REASON_MOVE, "rename/move request refused before anything ran")
     if plan.kind == "refusal":
         return GuardedPlan(
@@ -222,7 +227,7 @@ def apply_plan_guards(
         if named:
             notes.append(PYTHON_NOT_ASKED)
 
-    wants_run = asks_to_run_code(words) or asks_for_python(words)
+    wants_run = intent.run_code
     if asks_for_code_writing(words) and not wants_run:
         kept = [s for s in steps if not _RUN_STEP.search(s)]
         if len(kept) != len(steps):
@@ -233,15 +238,17 @@ def apply_plan_guards(
         if not tools and not _FILE_NAME.search(words):
             kind = "direct"  # writing code needs no tool
 
-    if asks_to_save(words) and "write_file" in available:
+    grant = intent.write_grant
+    if not grant.empty and "write_file" in available:
         if not any(_SAVE_STEP.search(s) for s in steps):
             steps = _with_step(steps, SAVE_STEP)
             notes.append("added the save step the user asked for")
+        notes.append(grant.describe())
         if "write_file" not in tools:
             tools.append("write_file")
         kind = "tools"
 
-    needs_python = asks_for_python(words) or (asks_to_run_code(words) and has_code)
+    needs_python = asks_for_python(words) or (wants_run and has_code)
     if needs_python and "python_exec" in available:
         if "python_exec" not in tools:
             tools.insert(0, "python_exec")
@@ -269,8 +276,8 @@ def apply_plan_guards(
             tools.append(name)
     if kind != "tools":
         return GuardedPlan(Plan(kind=kind, steps=steps), offered=[], required=[], notes=notes)
-    intent = intended_tools(words, offered)
-    required = [t for t in tools if t in intent and t in offered]
+    wanted = intended_tools(words, offered)
+    required = [t for t in tools if t in wanted and t in offered]
     return GuardedPlan(
         Plan(kind="tools", steps=steps, tools=tools), offered=offered, required=required, notes=notes
     )

@@ -18,7 +18,6 @@ The router grants nothing: every call it proposes still passes the plan guards, 
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,13 +26,21 @@ from typing import Any, Literal, Protocol
 from cortex_lsp.agent.plan_guards import intended_tools as plan_intended_tools
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
-from cortex_lsp.guards.provenance import asks_for_code_writing, asks_for_python, instruction_text
+from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.provenance import (
+    asks_for_code_writing,
+    asks_for_python,
+    asks_to_run_code,
+    instruction_text,
+)
 from cortex_lsp.guards.provenance import intended_tools as word_intended_tools
 
 RouteKind = Literal["direct", "tools", "undecided"]
 #: tools whose result is the answer: shown as it is, no model call needed to word it
 SELF_EXPLAINING = frozenset({"calculator", "list_dir", "current_time", "python_exec", "search_files"})
 MAX_READS = 3
+#: passages a routed document search asks for (each is prompt the model must read)
+DOC_TOP_K = 3
 
 
 class WriteGrantLike(Protocol):
@@ -66,13 +73,8 @@ class IntentLike(Protocol):
 
 
 def read_intent(message: str, *, selection: str | None = None) -> IntentLike:
-    """The user's intent, parsed once: the shared guards module when present, else the stand-in."""
-    try:
-        module = importlib.import_module("cortex_lsp.guards.intent")
-    except ImportError:
-        module = importlib.import_module("cortex_lsp.agent.interim_intent")
-    intent: IntentLike = module.parse_intent(message, selection=selection)
-    return intent
+    """The user's intent, parsed once (and cached) by :func:`cortex_lsp.guards.intent.parse_intent`."""
+    return parse_intent(message, selection=selection)
 
 
 @dataclass(frozen=True)
@@ -100,15 +102,23 @@ class Route:
     tools: tuple[str, ...] = ()
     #: does the answer need the model's words (a question about the results, content to produce)?
     prose: bool = True
+    #: the model writes Python code and code runs it with python_exec (no code was given)
+    run_written: bool = False
+    #: "open the file you find there": read the files a listing or a search turned up (≤ 3)
+    read_found: bool = False
+    #: "save that to NAME" with nothing else to save: the previous answer is the text
+    save_previous: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
         if self.kind == "direct" or not self.tools:
             return Plan(kind="direct", steps=["Answer directly"])
         steps = [f"Call {c.step()}" for c in self.calls][:3]
+        if self.run_written:
+            steps = ["Write the Python code", "Run it with python_exec"]
         if self.kind == "undecided":
             steps.append(f"Use one of: {', '.join(self.tools)}")
-        if self.prose:
+        if self.prose and not self.run_written:
             steps.append("Write the answer from the results")
         if self.save_to:
             steps.append(f"Save the result to {self.save_to} with write_file")
@@ -121,7 +131,19 @@ _USE_PYTHON = re.compile(
     re.IGNORECASE,
 )
 _TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
+_READ_FOUND = re.compile(
+    r"\b(?:open|read|show)\s+(?:me\s+)?(?:the\s+|each\s+|every\s+|all\s+)?(?:files?|it|them|one)\b"
+    r"(?:[^.?!]*\b(?:there|you\s+find|found|to\s+me|in\s+it|inside)\b)?",
+    re.IGNORECASE,
+)
+_SAVE_PREVIOUS = re.compile(
+    r"\b(?:save|write|put|store)\s+(?:that|it|this|these|those|the\s+(?:answer|result|above|last\s+\w+)|"
+    r"(?:that|this|the)\s+\w+)\s+(?:in|into|to|as)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"\?|\b(?:tell|what|which|who|when|where|how|why|summar\w*|explain|describe)\b", re.IGNORECASE)
 _LIST_WORDS = re.compile(
+    r"\blook\s+(?:in|inside|into|through)\s+(?:the\s+|my\s+|this\s+)?[\w./-]+\s+(?:folder|directory|dir)\b|"
     r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
     r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
     r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
@@ -137,7 +159,9 @@ _NOT_FOLDERS = frozenset({"open", "this", "current", "project", "workspace", "ro
 _SEARCH_WORDS = re.compile(
     r"\b(?:which|what)\s+files?\s+(?:mentions?|contains?|has|have|includes?|refers?\s+to|uses?)\s+(.+?)[?.!]*$"
     r"|\bsearch\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder|sources?)\s+for\s+(.+?)[?.!]*$"
-    r"|\b(?:find|grep)\s+(.+?)\s+in\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder)\b",
+    r"|\b(?:find|grep)\s+(.+?)\s+in\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder)\b"
+    r"|\bfind\s+(?:the\s+|a\s+)?files?\s+(?:that|which)\s+(?:mentions?|contains?|has|have|includes?)\s+"
+    r"(.+?)(?:\s+and\s+|\s*[?.!]|$)",
     re.IGNORECASE,
 )
 _DOC_WORDS = re.compile(
@@ -148,6 +172,10 @@ _DOC_WORDS = re.compile(
 _DOC_PREFIX = re.compile(
     r"^\s*(?:please\s+)?(?:search|check|look\s+(?:in|through))\s+(?:the\s+|my\s+|our\s+)?"
     r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
+    re.IGNORECASE,
+)
+_SCOPED_SEARCH = re.compile(
+    r"^\s*(?:please\s+)?(?:search|look\s+in|look\s+through|check)\s+(?:the\s+file\s+)?(\S+\.\w+)\s+for\s+(.+)$",
     re.IGNORECASE,
 )
 _TIME_WORDS = re.compile(
@@ -184,7 +212,7 @@ def _search_query(words: str) -> str | None:
         return None
     query = next(g for g in match.groups() if g).strip().strip("\"'`")
     query = re.sub(r"\s+(?:comments?|mentions?|in\s+(?:the\s+)?files?)$", "", query, flags=re.IGNORECASE)
-    query = re.sub(r"^(?:the\s+(?:word|text|string)\s+)", "", query, flags=re.IGNORECASE)
+    query = re.sub(r"^(?:the\s+(?:word|text|string)\s+|the\s+|a\s+)", "", query, flags=re.IGNORECASE)
     return query or None
 
 
@@ -213,13 +241,18 @@ def given_text(message: str, words: str, save_to: str) -> str | None:
     return None
 
 
+_TARGET_BEFORE = r"\b(?:to|into|as|called|named|file)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
+
+
 def _save_target(intent: IntentLike) -> str | None:
+    """The file to write: a granted target the words put after "to / into / as / called / file"."""
     grant = intent.write_grant
-    named = grant.create | grant.replace
-    for name in intent.files:
-        if name in named:
+    named = [f for f in intent.files if f in grant.create | grant.replace]
+    named += sorted((grant.create | grant.replace) - set(named))
+    for name in named:
+        if re.search(_TARGET_BEFORE + re.escape(name), intent.words, re.IGNORECASE):
             return name
-    return sorted(named)[0] if named else None
+    return named[0] if len(named) == 1 else None
 
 
 def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
@@ -249,6 +282,8 @@ def route(
 
     code = intent.code or code_at_hand
     runs = intent.run_code and bool(code)
+    # "write code that … and run it", "use Python to …": the model writes the code, code runs it
+    run_asked = intent.wants("run", "execute") or asks_to_run_code(words) or _USE_PYTHON.search(words) is not None
     if runs and code and "python_exec" in offered:
         calls.append(RoutedCall("python_exec", {"code": code}))
 
@@ -259,9 +294,13 @@ def route(
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
     save_to = _save_target(intent) if "write_file" in offered else None
-    grant = intent.write_grant
-    create_only = grant.create - grant.replace
-    reads = [f for f in intent.files if f not in create_only][:MAX_READS]
+    reads = [f for f in intent.files if f != save_to][:MAX_READS]
+    scoped = _SCOPED_SEARCH.match(words)
+    if scoped and scoped.group(1) in reads and "doc_search" in offered:
+        # "search faq.md for the office address": the passages of that file that match
+        reads.remove(scoped.group(1))
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": scoped.group(2).strip(" ?.!"),
+                                               "path": scoped.group(1), "top_k": DOC_TOP_K}))
     if "read_file" in offered:
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
@@ -272,8 +311,8 @@ def route(
     if query and "search_files" in offered and not reads:
         calls.append(RoutedCall("search_files", {"query": query}))
 
-    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads:
-        calls.append(RoutedCall("doc_search", {"query": _doc_query(words)}))
+    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads and not scoped:
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
 
     if "current_time" in offered and _TIME_WORDS.search(words):
         calls.append(RoutedCall("current_time", {}))
@@ -282,24 +321,38 @@ def route(
     if save_to:
         tools.append("write_file")
     if calls or save_to:
-        save_text = given_text(message, words, save_to) if save_to else None
+        # the fenced code of "run this and save its output" is what runs, not what is saved
+        save_text = given_text(message, words, save_to) if save_to and not runs else None
+        read_found = "read_file" in offered and any(c.tool in ("list_dir", "search_files") for c in calls) \
+            and _READ_FOUND.search(words) is not None
+        if read_found:
+            tools.insert(len(tools) - (1 if save_to else 0), "read_file")
         shown_only = all(c.tool in SELF_EXPLAINING for c in calls) or (
             bool(calls) and all(c.tool == "read_file" for c in calls) and _SHOW_ONLY.match(words) is not None
         )
-        needs_prose = (save_to is not None and save_text is None) or not shown_only
+        if read_found:
+            shown_only = _ASKS.search(words) is None  # "read it to me" shows it; "tell me the number" asks
+        computed = bool(calls) and all(c.tool in SELF_EXPLAINING for c in calls)
+        needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
-            "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(tools),
-            prose=needs_prose, reason="the user's words name the tools and their arguments",
+            "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
+            prose=needs_prose, read_found=read_found,
+            save_previous=bool(save_to) and not calls and save_text is None
+            and _SAVE_PREVIOUS.search(words) is not None,
+            reason="the user's words name the tools and their arguments",
         )
-    wanted = _wanted(words, available, runs=intent.run_code)
+    if run_asked and not runs and "python_exec" in offered:
+        return Route("tools", tools=("python_exec",), run_written=True,
+                     reason="the user asked to run code the model is to write")
+    wanted = _wanted(words, available, runs=run_asked)
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
-        wanted = _wanted(instruction_text(message), available, runs=intent.run_code)
+        wanted = _wanted(instruction_text(message), available, runs=run_asked)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or _TOOL_WORD.search(words):
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
-    if wanted or intent.files or intent.urls or (intent.run_code and code):
+    if wanted or intent.files or intent.urls or runs:
         ordered = tuple(t for t in available if t in wanted)
         return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
     return Route("direct", reason="no tool intent in the user's words")

@@ -389,7 +389,7 @@ PAST_TIME = frozenset(
 #: nouns that make a write verb without a file name a request for a file ("write it to a file")
 FILE_NOUNS = frozenset(
     "file files document datei dateien dokument fichier fichiers archivo archivos documento disk "
-    "disque disco".split()
+    "disque disco csv json spreadsheet tabelle markdown".split()
 )
 #: a file name right after one of these is read from, not written to
 SOURCE_PREPS = frozenset("from of with using von aus mit de du des d avec desde del con".split())

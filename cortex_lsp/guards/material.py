@@ -208,8 +208,8 @@ def _cut_lines(text: str) -> str:
             if not line.strip() or _indent(line) > yaml_indent:
                 continue
             yaml_indent = -1
-        if _EMAIL_HEADER.match(line) or _TRANSCRIPT.match(line) or starts_pasted_block(line):
-            break  # a pasted e-mail, chat log or stack trace: material to the end
+        if _EMAIL_HEADER.match(line) or _TRANSCRIPT.match(line) or starts_pasted_block(line, first=first):
+            break  # a pasted e-mail, chat log, stack trace or document: material to the end
         if _YAML_BLOCK.match(line):
             yaml_indent = _indent(line)
             continue

@@ -6,8 +6,9 @@ Classes of pasted material that are data, never the user's words, whatever they 
   continuation lines, ``REM …``;
 * code-looking lines beyond the generic ones (C-like declarations, SQL statements, lines ending in
   ``;``, ``{`` or ``}``);
-* markdown headings (``#``, ``##``, setext ``===``/``---`` underlines), link text and image alt text
-  (``[text](url)`` keeps only the URL), reference links;
+* markdown headings (``#``, ``##``, setext ``===``/``---`` underlines; after the first line a heading
+  starts a pasted document that runs to the end), link text and image alt text (``[text](url)`` keeps
+  only the URL), reference links;
 * log lines (timestamps, ``[INFO]``, ``ERROR:``, ``INFO:root:``, syslog-style prefixes) and stack traces
   (``Traceback``, ``File "…", line N``, ``at pkg.Class(File.java:1)``, ``SomeError: …``);
 * e-mail and chat quotes: "On Mon, Bob wrote:", "[10:32] bob: …", "<bob> …", and "name: …" lines after
@@ -113,6 +114,13 @@ def looks_pasted(line: str, *, first: bool) -> bool:
     return _CHAT_NAME.match(line) is not None and _NOT_A_SPEAKER.match(line) is None
 
 
-def starts_pasted_block(line: str) -> bool:
-    """Does ``line`` open a block that is material to its end (a stack trace, a quoted e-mail)?"""
-    return bool(_QUOTE_INTRO.match(line) or re.match(r"^\s*Traceback\s*\(most recent", line))
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+_TRACEBACK = re.compile(r"^\s*Traceback\s*\(most recent")
+
+
+def starts_pasted_block(line: str, *, first: bool = False) -> bool:
+    """Does ``line`` open a block that is material to its end: a stack trace, a quoted e-mail, or (after
+    the first line) a document heading, whose body follows it?"""
+    if _QUOTE_INTRO.match(line) or _TRACEBACK.match(line):
+        return True
+    return not first and bool(_HEADING.match(line) or _SETEXT.match(line))

@@ -10,10 +10,12 @@ user's own words. Two layers decide what those are:
   block scalars, JSON, tables, unclosed quotes, hidden characters) is data, and so is everything
   after a hand-over such as "summarize this:".
 
-The intent predicates (:func:`asks_for_file_write`, ...) filter their input with :func:`request_text`
-again (the filter is idempotent), so a guard that passes the raw message still reads only the user's
-words. Every function here is pure; regexes are compiled once at import, and the two filters keep
-a small memo (they are pure), since one run asks several predicates about the same message.
+Whether a file may be written is decided by the parsed intent (:mod:`cortex_lsp.guards.intent`, its
+write grant), not here. The remaining predicates (:func:`asks_for_web`, :func:`asks_for_delete`, ...)
+filter their input with :func:`request_text` again (the filter is idempotent), so a guard that passes
+the raw message still reads only the user's words. Every function here is pure; regexes are compiled
+once at import, and the two filters keep a small memo (they are pure), since one run asks several
+predicates about the same message.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from cortex_lsp.guards.material import (
     FILE_NAME_RE,
@@ -31,17 +34,17 @@ from cortex_lsp.guards.material import (
 )
 from cortex_lsp.guards.self_talk import is_grounded, self_statements
 
+if TYPE_CHECKING:
+    from cortex_lsp.guards.intent import Intent
+
 __all__ = [
     "UserTurn",
     "asks_for_code_writing",
     "asks_for_delete",
-    "asks_for_file_write",
-    "asks_for_overwrite",
     "asks_for_python",
     "asks_for_rename_or_move",
     "asks_for_web",
     "asks_to_run_code",
-    "asks_to_write",
     "instruction_text",
     "intended_tools",
     "is_grounded",
@@ -104,26 +107,6 @@ def _request(text: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # intents, read from the user's words only
 
-_FILE_INTENT = re.compile(
-    r"\b(?:files?|save[ds]?|saving|store\s+(?:it|them|this|that|the)|folders?|director(?:y|ies)|disk|csv)\b"
-    r"|" + FILE_NAME_RE.pattern,
-    re.IGNORECASE,
-)
-_OVERWRITE_WORD = re.compile(r"\b(?:over-?writ(?:e|es|ing|ten)|overwrote|save\s+over)\b", re.IGNORECASE)
-_CHANGE_VERB = re.compile(
-    r"\b(?:replac(?:e|es|ed|ing)|updat(?:e|es|ed|ing)|chang(?:e|es|ed|ing)|edit(?:s|ed|ing)?|"
-    r"modif(?:y|ies|ied|ying)|rewrit(?:e|es|ing|ten)|rewrote|append(?:s|ed|ing)?|add\s+(?:it\s+)?to)\b",
-    re.IGNORECASE,
-)
-_FILE_OBJECT = re.compile(
-    r"\b(?:files?|documents?|doc|contents?|it|existing|notes|readme|script|module)\b|"
-    + FILE_NAME_RE.pattern,
-    re.IGNORECASE,
-)
-# the change verb applied to a file: "update notes.txt", "append the result to log.txt", "replace it"
-_CHANGE_ON_FILE = re.compile(
-    _CHANGE_VERB.pattern + r"(?:\s+[\w.'/-]+){0,6}?\s+(?:" + _FILE_OBJECT.pattern + ")", re.IGNORECASE
-)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 _DELETE_VERB = re.compile(
@@ -190,78 +173,6 @@ _CODE_WRITING = re.compile(
 
 def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
-
-
-def asks_for_file_write(text: str) -> bool:
-    """Do the user's own words ask to save/write/create/store a file?
-
-    True when :func:`request_text` of ``text`` mentions file|files|save|store it|folder|directory|
-    disk|csv or a file name (.txt .md .json .csv .py .yaml .yml .log ...). Read by the write guard
-    and by the plan guard that adds a missing save step.
-    """
-    return _FILE_INTENT.search(request_text(text)) is not None
-
-
-def asks_for_overwrite(text: str) -> bool:
-    """Do the user's own words ask to replace an existing file?
-
-    "overwrite" anywhere, or replace|update|change|edit|modify|rewrite|append followed within a few
-    words by a file (a file name, "file", "document", "it", "existing", ...). Read by the
-    overwrite guard: without it a write never replaces an existing file.
-    """
-    for sentence in _sentences(request_text(text)):
-        if _OVERWRITE_WORD.search(sentence):
-            return True
-        if _CHANGE_ON_FILE.search(sentence):
-            return True
-    return False
-
-
-# a save request proper: "save ...", "write/put/create ... to/in/as/called <file>", "create a file"
-_WRITE_TARGET = r"(?:files?\b|" + FILE_NAME_RE.pattern + ")"
-_SAVE_REQUEST = re.compile(
-    r"\b(?:save|saves|saving|store|stores|storing|dump|export)\b"
-    r"|\b(?:write|put|output|create|generate|make|copy)\b[^.?!\n]{0,80}?\b(?:to|in|into|as|called|named)\s+"
-    r"(?:a\s+|the\s+|new\s+)?" + _WRITE_TARGET
-    + r"|\b(?:create|make|generate|write)\s+(?:a\s+|the\s+|new\s+)?" + _WRITE_TARGET,
-    re.IGNORECASE,
-)
-_WRITE_VERB = re.compile(
-    r"\b(?:sav(?:e|ed|ing)|writ(?:e|es|ing)|stor(?:e|ing)|creat(?:e|es|ing)|export|put|dump|record|make|"
-    r"generate|output|add|append)\b",
-    re.IGNORECASE,
-)
-
-
-def _path_key(path: str) -> str:
-    text = path.strip().replace("\\", "/").lower()
-    while text.startswith("./"):
-        text = text[2:]
-    return text.lstrip("/")
-
-
-def asks_to_write(text: str, path: str) -> bool:
-    """May a write of ``path`` follow from the user's own words?
-
-    Stricter than :func:`asks_for_file_write` (which only sees file *intent*, and is true for "summarize
-    notes.md"): the words must ask for a save ("save …", "write/put/create … to/as <file>", "create
-    a file"), ask to replace/update a file, or name ``path`` together with a writing verb. A file the
-    user named only to be *read* grants no write, so text read from it can't ask for one.
-    """
-    words = request_text(text)
-    if _FILE_INTENT.search(words) is None:
-        return False
-    if _SAVE_REQUEST.search(words) is not None or asks_for_overwrite(words):
-        return True
-    if _WRITE_VERB.search(words) is None:
-        return False
-    target = _path_key(path)
-    name = target.rsplit("/", 1)[-1]
-    for match in FILE_NAME_RE.finditer(words):
-        named = _path_key(match.group(0))
-        if named == target or (name and named.rsplit("/", 1)[-1] == name):
-            return True
-    return False
 
 
 def asks_for_delete(text: str) -> bool:
@@ -333,10 +244,6 @@ _ARITHMETIC = re.compile(
     r"factorial|percent\s+of|\d+\s*%\s+of)\b",
     re.IGNORECASE,
 )
-_SAVE_VERB = re.compile(
-    r"\b(?:sav(?:e|ed|ing)|writ(?:e|ing)|stor(?:e|ing)|creat(?:e|ing)|export|put|dump|record|make)\b",
-    re.IGNORECASE,
-)
 _TIME = re.compile(
     r"\b(?:what\s+time|current\s+(?:time|date)|time\s+is\s+it|today'?s\s+date|what\s+day|"
     r"date\s+today|what'?s\s+the\s+date|what\s+is\s+the\s+date|day\s+of\s+the\s+week\s+is\s+it)\b",
@@ -368,10 +275,12 @@ def intended_tools(text: str) -> frozenset[str]:
     Used with the plan's tools to decide which skipped tool a recovery may ask for. A request to
     write code does not call for the calculator ("generate Python code for a calculator").
     """
+    from cortex_lsp.guards.intent import parse_intent  # the intent parses on top of this module
+
     words = request_text(text)
     found: set[str] = set()
     code_writing = _CODE_WRITING.search(words) is not None
-    if asks_for_file_write(words) and _SAVE_VERB.search(words):
+    if not parse_intent(words).write_grant.empty:
         found.add("write_file")
     if asks_for_web(words):
         found.add("web_fetch")
@@ -436,11 +345,12 @@ class UserTurn:
         """The user's own request (:func:`request_text` of the typed words): what side effects read."""
         return request_text(self._typed())
 
-    def asks_for_file_write(self) -> bool:
-        return asks_for_file_write(self.own_words)
+    @property
+    def intent(self) -> Intent:
+        """The parsed intent of the user's own words (:func:`~cortex_lsp.guards.intent.parse_intent`)."""
+        from cortex_lsp.guards.intent import parse_intent
 
-    def asks_for_overwrite(self) -> bool:
-        return asks_for_overwrite(self.own_words)
+        return parse_intent(self.own_words)
 
     def asks_for_web(self) -> bool:
         return asks_for_web(self.own_words)

@@ -62,11 +62,19 @@ def collection_name(kind: str, embed_model: str) -> str:
     return f"cortex_{kind}_{slug}"
 
 
-def open_collection(client: Any, name: str) -> Any:
-    """A cosine-space collection that takes embeddings only from us."""
-    return client.get_or_create_collection(
-        name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-    )
+#: A denser HNSW graph for the small collections (facts, tool sequences): a collection rebuilt by a
+#: forget was measured to lose an outlier fact from the default graph (16 links, ef 100) in 5 of 35
+#: rebuilds of 1,100 facts; with these settings in none of 45.
+SMALL_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "max_neighbors": 32}
+
+
+def open_collection(client: Any, name: str, *, small: bool = False) -> Any:
+    """A cosine-space collection that takes embeddings only from us (``small``: the denser graph).
+
+    The configuration applies when the collection is created; an existing one keeps its own.
+    """
+    hnsw = SMALL_HNSW if small else {"space": "cosine"}
+    return client.get_or_create_collection(name, embedding_function=None, configuration={"hnsw": hnsw})
 
 
 class Embedder:

@@ -29,6 +29,8 @@ CONSOLIDATION_PROMPT = (
     '- Write each fact as one short sentence that starts with "The user" '
     '(for example: "The user\'s name is Sam.", "The user prefers Go.").\n'
     "- Keep names, places, times and numbers exactly as written.\n"
+    '- Keep negations and the past: "I am not a chef" gives "The user is not a chef.", '
+    '"I no longer live in Rome" gives "The user no longer lives in Rome.".\n'
     "- Skip questions, one-off requests and anything that is not about the person.\n"
     "- If there is nothing durable, return an empty list.\n"
     'Reply with JSON only: {"facts": ["..."]}'

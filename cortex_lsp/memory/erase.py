@@ -20,6 +20,7 @@ import logging
 import re
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,15 @@ def scrub_chroma_files(chroma_dir: Path) -> None:
                 if child.is_dir() and not child.is_symlink() and _SEGMENT_DIR.fullmatch(child.name):
                     if child.name not in live:
                         shutil.rmtree(child, ignore_errors=True)
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for attempt in range(3):  # Chroma's own connections may hold the file for a moment
+            try:
+                db.execute("VACUUM")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                break
+            except sqlite3.OperationalError as exc:
+                if attempt == 2:
+                    log.warning("memory: %s could not be vacuumed (%s); freed pages remain until the next "
+                                "forget or reset", path, exc)
+                time.sleep(0.2)
     finally:
         db.close()

@@ -2,7 +2,8 @@
 
 The server sets its umask to 077 (:func:`private_umask`), so everything it creates is owner-only;
 :func:`make_private` creates the data folder 0700 and tightens an existing one (and everything in it
-that the user owns), returning one message for the user when it had to tighten anything.
+that is Cortex's and the user owns: :data:`OWN_NAMES`), returning one message for the user when it
+had to tighten anything.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+#: the entries of the data folder that are Cortex's (databases with their -wal/-shm/-journal, Chroma)
+OWN_NAMES = ("memory.db", "docs.db", "chroma")
 
 
 def private_umask() -> int:
@@ -28,11 +31,14 @@ def make_private(folder: Path) -> list[str]:
         os.chmod(folder, DIR_MODE)
         return []
     tightened = _tighten(folder)
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames:
-            tightened += _tighten(Path(dirpath) / name)
-        for name in filenames:
-            tightened += _tighten(Path(dirpath) / name)
+    for entry in sorted(folder.iterdir()):
+        if not entry.name.startswith(OWN_NAMES):
+            continue  # only what Cortex keeps here, should data_dir be shared with other things
+        tightened += _tighten(entry)
+        if entry.is_dir() and not entry.is_symlink():
+            for dirpath, dirnames, filenames in os.walk(entry):
+                for name in dirnames + filenames:
+                    tightened += _tighten(Path(dirpath) / name)
     if not tightened:
         return []
     return [

@@ -74,7 +74,8 @@ class PersistentMemory:
 
         def index(kind: str, *, metadata: bool = False) -> VectorIndex:
             name = collection_name(kind, model)
-            return VectorIndex(client, name, self._chroma_dir, self._chroma_lock, metadata=metadata)
+            return VectorIndex(client, name, self._chroma_dir, self._chroma_lock, metadata=metadata,
+                               small=not metadata)  # the document index is the large one
 
         facts = await asyncio.to_thread(index, "facts")
         procs = await asyncio.to_thread(index, "procedures")

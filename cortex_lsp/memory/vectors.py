@@ -33,7 +33,14 @@ class LegacyRecord:
 
 class VectorIndex:
     def __init__(
-        self, client: Any, name: str, chroma_dir: Path | None, lock: asyncio.Lock, *, metadata: bool = False
+        self,
+        client: Any,
+        name: str,
+        chroma_dir: Path | None,
+        lock: asyncio.Lock,
+        *,
+        metadata: bool = False,
+        small: bool = True,
     ) -> None:
         self.client = client
         self.name = name
@@ -41,7 +48,9 @@ class VectorIndex:
         self.lock = lock
         #: whether records carry metadata (the document index's root/path filters); facts and tasks don't
         self.metadata = metadata
-        self.collection: Any = open_collection(client, name)
+        #: a small collection (facts, tasks) gets the denser HNSW graph (chroma.SMALL_HNSW)
+        self.small = small
+        self.collection: Any = open_collection(client, name, small=small)
 
     async def upsert(
         self, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]] | None = None
@@ -137,7 +146,7 @@ class VectorIndex:
                 keep_vecs.append([float(x) for x in embeddings[i]])
                 keep_meta.append(dict(metas[i] or {}))
         self.client.delete_collection(self.name)
-        self.collection = open_collection(self.client, self.name)
+        self.collection = open_collection(self.client, self.name, small=self.small)
         self._upsert(keep_ids, keep_vecs, keep_meta if self.metadata else None)
         if self.chroma_dir is not None:
             scrub_chroma_files(self.chroma_dir)

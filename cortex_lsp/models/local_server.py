@@ -325,8 +325,10 @@ class EmbeddedModelClient(OpenAIClient):
         return await super().embed(texts, model=self.server.embed_model)
 
     async def list_models(self) -> list[str]:
+        """The server's models, and the in-process embedding model when there is one."""
         await self._ensure_running()
-        return await super().list_models()
+        served = await super().list_models()
+        return [*served, self.embedder.name] if self.embedder is not None else served
 
     async def version(self) -> str:
         try:

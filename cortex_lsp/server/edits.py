@@ -1,6 +1,7 @@
 """The edit sink: the one way Cortex writes anything.
 
-A proposed write is checked again by the path guards (inside an allowed root after links, no hidden or
+A proposed write is checked against its write grant (the files the user's own words named; no grant,
+no write), then again by the path guards (inside an allowed root after links, no hidden or
 system paths, allowed extension, size), then becomes one labelled ``workspace/applyEdit``: a
 ``CreateFile`` (``overwrite: false``) plus the text, or a replace of the whole document when
 overwriting was allowed. The editor applies it (and can show, confirm and undo it) or declines;
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from cortex_lsp.guards.grants import sink_refusal
 from cortex_lsp.guards.paths import PathRefused, check_write, resolve_in_roots
 from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
 from cortex_lsp.server.capabilities import (
@@ -51,6 +53,9 @@ class LspEditSink:
         uri = request.path.as_uri()
         exists = request.path.exists() or self._open_text(uri) is not None
         kind: EditKind = "replace" if exists else "create"
+        refused = sink_refusal(request.grant, request.path, self.server.roots, exists=exists)
+        if refused is not None:  # the user's own words must have asked for exactly this file
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=refused)
         caps = self.server.client_capabilities
         try:
             target = resolve_in_roots(str(request.path), self.server.roots,

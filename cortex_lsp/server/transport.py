@@ -18,6 +18,7 @@ code action waited tens of ms) and which desynchronises for good on a frame with
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -223,16 +224,26 @@ async def _pipe_reader(stdin: BinaryIO) -> Callable[[], Awaitable[bytes]] | None
 
 
 def _thread_reader(stdin: BinaryIO) -> Callable[[], Awaitable[bytes]]:
+    """One daemon thread reads stdin (not a pipe) into a queue; a blocked read never delays exit."""
     loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=64)
     raw = getattr(stdin, "raw", stdin)
 
-    def read() -> bytes:
-        try:
-            return bytes(raw.read(READ_CHUNK) or b"")
-        except (OSError, ValueError):
-            return b""
+    def pump() -> None:
+        while True:
+            try:
+                chunk = bytes(raw.read(READ_CHUNK) or b"")
+            except (OSError, ValueError):
+                chunk = b""
+            try:
+                asyncio.run_coroutine_threadsafe(queue.put(chunk), loop).result()
+            except (RuntimeError, concurrent.futures.CancelledError):  # the loop is gone
+                return
+            if not chunk:
+                return
 
-    return lambda: loop.run_in_executor(None, read)
+    threading.Thread(target=pump, name="cortex-stdin", daemon=True).start()
+    return queue.get
 
 
 async def run(server: JsonRPCServer, stdin: BinaryIO, stop: threading.Event) -> None:

@@ -3,8 +3,9 @@
 Every path goes through :mod:`cortex_lsp.guards.paths` (inside an allowed root after links; no
 ``..``, hidden, system or Cortex-own paths). Reads prefer the editor's unsaved text. ``write_file``
 never touches the disk: it proposes an edit through ``context.edits`` (the editor applies or declines
-it), and only when the user's own words asked for a file to be saved; an existing file is replaced
-only when they asked to replace/update it.
+it), and only inside the write grant of the user's own words (:mod:`cortex_lsp.guards.grants`): a new
+file they named with a save/create/write verb (or, when they asked to save and named none, one new
+file with a plain name), an existing file only when they named it with a replace/update verb.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import (
     MAX_READ_BYTES,
     PathRefused,
@@ -22,7 +24,6 @@ from cortex_lsp.guards.paths import (
     read_text_file,
     resolve_in_roots,
 )
-from cortex_lsp.guards.provenance import asks_for_overwrite, asks_to_write
 from cortex_lsp.ports import EditRequest
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 
@@ -274,9 +275,9 @@ class SearchFilesTool(BaseTool):
 class WriteFileTool(BaseTool):
     name = "write_file"
     description = (
-        "Save text to a file in the open folder (the editor applies the change). Only when the user asked "
-        "to save/write a file. An existing file is replaced only with overwrite=true, which needs the "
-        "user to have asked to replace or update it."
+        "Save text to a file in the open folder (the editor applies the change). Only the file the user "
+        "named (or, if they asked to save without a name, one new file with a plain name). An existing "
+        "file is replaced only when the user asked to replace or update that file."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -285,7 +286,7 @@ class WriteFileTool(BaseTool):
             "content": {"type": "string", "description": "the full text of the file"},
             "overwrite": {
                 "type": "boolean",
-                "description": "replace an existing file (only if the user asked)",
+                "description": "replace an existing file (only one the user asked to replace or update)",
             },
         },
         "required": ["path", "content"],
@@ -304,10 +305,10 @@ class WriteFileTool(BaseTool):
         return {k: v for k, v in args.items() if k in ("path", "content", "overwrite")}
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        # Provenance: the write (and any overwrite) must come from the user's own words.
-        if not asks_to_write(context.user_words, str(arguments["path"])):
+        # Provenance: the write must lie inside the grant of the user's own words.
+        grant = parse_intent(context.user_words).write_grant
+        if grant.empty:
             return self.fail(NOT_ASKED)
-        overwrite = bool(arguments.get("overwrite")) and asks_for_overwrite(context.user_words)
         try:
             target = _resolve(str(arguments["path"]), context)
             check_write(
@@ -319,23 +320,17 @@ class WriteFileTool(BaseTool):
         except PathRefused as exc:
             return self.fail(str(exc))
         exists = target.path.exists() or context.workspace.read_text(target.path) is not None
-        if exists and not overwrite:
-            why = (
-                ""
-                if not arguments.get("overwrite")
-                else " (overwrite was set, but the user did not ask to replace or update it)"
-            )
-            return self.fail(
-                f"Not written: {target.relative} already exists and will not be replaced{why}. "
-                "Choose a new file name, or tell the user."
-            )
+        refused = grant.check(target.relative, exists=exists)
+        if refused is not None:
+            return self.fail(refused)
         if context.edits is None:
             return self.fail(NO_EDIT_SINK)
         request = EditRequest(
             path=target.path,
             text=str(arguments["content"]),
-            overwrite=exists and overwrite,
+            overwrite=exists,
             label=f"Cortex: {'replace' if exists else 'create'} {target.relative}",
+            grant=grant,
         )
         outcome = await context.edits.propose(request)
         if not outcome.applied:
@@ -344,7 +339,8 @@ class WriteFileTool(BaseTool):
         verb = "Replaced" if exists else "Created"
         size = len(str(arguments["content"]).encode("utf-8"))
         return self.ok(
-            f"{verb} {target.relative} ({size} bytes); the editor applied the edit.",
+            f"{verb} {target.relative} ({size} bytes); the editor applied the edit. "
+            f"Tell the user the file name: {target.relative}.",
             edits=[outcome],
-            data={"path": str(target.path)},
+            data={"path": str(target.path), "relative": target.relative, "grant": grant.describe()},
         )

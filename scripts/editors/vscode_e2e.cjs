@@ -294,6 +294,31 @@ async function main() {
   });
   await screenshot(page, "after-explain");
 
+  if (scenario.chatMessage) {
+    await step("chat_view_followup", async () => {
+      // the chat view (activity bar): type a follow-up into its box, Enter sends it in the same session
+      const frame = await until("the chat view's input box", async () => {
+        for (const f of page.frames()) {
+          try {
+            if (await f.locator("#message").count()) {
+              return f;
+            }
+          } catch {
+            // detached
+          }
+        }
+        return undefined;
+      }, 30000, 300);
+      await frame.locator("#message").fill(scenario.chatMessage);
+      await frame.locator("#message").press("Enter");
+      await until("the chat answer", async () => (await framesText(page)).includes(scenario.chatAnswer), 60000, 500);
+      out.chat_view_text = (await framesText(page)).slice(-3000);
+      out.editor_groups = await page.locator(".editor-group-container").count();
+      out.status_bar = await page.locator(".statusbar-item", { hasText: "Cortex" }).allInnerTexts();
+    });
+    await screenshot(page, "chat-view");
+  }
+
   // The review: the write shows as a diff with Accept/Reject; nothing is on disk until Accept.
   async function askAndReview(message, file, choice, waitMs, shot) {
     await runPalette(page, "Cortex: Ask…");
@@ -359,6 +384,34 @@ async function main() {
       await cancel.click();
       await until("the run to stop as cancelled", async () => /cancelled/.test(await framesText(page)), 30000, 300);
       await toast.waitFor({ state: "hidden", timeout: 15000 });
+    });
+  }
+  if (scenario.modelDownMessage) {
+    await step("model_down", async () => {
+      // the model server goes away (the test stops it when asked): one error notification naming
+      // the setting, with Open Settings and Run Doctor; the answer view shows an error, not a raw code
+      fs.writeFileSync(path.join(scenario.work, "stop-model"), "");
+      await until("the model server to stop", async () => fs.existsSync(path.join(scenario.work, "model-stopped")), 20000, 200);
+      const errorToasts = page.locator(".notification-toast", { hasText: "ollamaBaseUrl" });
+      for (let i = 0; i < 2; i++) {
+        await runPalette(page, "Cortex: Ask…");
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(`${scenario.modelDownMessage} ${i}`);
+        await page.keyboard.press("Enter");
+        await until("the model-down error in the Cortex view", async () => {
+          const text = await framesText(page);
+          return (text.match(/model unavailable/g) || []).length > i;
+        }, 60000, 500);
+        if (i === 0) {
+          await errorToasts.first().waitFor({ state: "visible", timeout: 15000 });
+          out.model_down_toast = await errorToasts.first().innerText();
+          await screenshot(page, "model-down");
+        }
+      }
+      await sleep(1000);
+      out.model_down_toasts = await errorToasts.count();
+      out.model_down_view = (await framesText(page)).slice(-2000);
     });
   }
   await screenshot(page, "final");

@@ -14,6 +14,7 @@ _progress_permille() {
          [ "$total" -gt 0 ] 2>/dev/null && echo $((n * 1000 / total)) ;;
     *%) echo $((${last%\%} * 10)) ;;
   esac
+  return 0  # no counter yet is not a failure (setup.sh runs under set -e)
 }
 
 with_progress() {

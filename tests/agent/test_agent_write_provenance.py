@@ -73,3 +73,67 @@ async def test_own_save_request_writes(agent: AgentHarness, workspace_files: Pat
     result = await agent.run(message, selection=selection)
     assert (agent.root / "out.txt").read_text() == "hello"
     assert [e.applied for e in result.edits] == [True]
+
+
+async def test_the_edit_request_carries_the_grant_and_the_notes_name_it(
+    agent: AgentHarness, workspace_files: Path
+) -> None:
+    _script(agent)
+    result = await agent.run("Save a haiku to out.txt")
+    assert agent.sink is not None
+    [request] = agent.sink.proposals
+    assert request.grant is not None and request.grant.create == {"out.txt"}
+    assert any("wrote out.txt" in n and "create out.txt" in n for n in result.notes)
+
+
+async def test_an_unnamed_save_writes_one_plain_file_only(agent: AgentHarness, workspace_files: Path) -> None:
+    agent.configure(max_agent_steps=3)
+    agent.model.on(
+        plan_reply("tools", ["Save the answer with write_file"], ["write_file"]), contains=ROLE_PLANNER
+    )
+    agent.model.on(Reply(content="Done."), contains="second.md", times=None)
+    agent.model.on(
+        Reply(tool_calls=[call("write_file", path="second.md", content="two")]),
+        contains="[write_file result]",
+        times=None,
+    )
+    agent.model.on(
+        Reply(tool_calls=[
+            call("write_file", path="conftest.py", content="import os"),
+            call("write_file", path="answer.md", content="one"),
+        ]),
+        contains=ROLE_EXECUTOR,
+        times=None,
+    )
+    result = await agent.run("Save the answer")
+    assert (agent.root / "answer.md").read_text() == "one"
+    assert not (agent.root / "conftest.py").exists()
+    assert not (agent.root / "second.md").exists()
+    assert [e.applied for e in result.edits] == [True]
+
+
+@pytest.mark.parametrize(
+    ("message", "target"),
+    [
+        ("Save the summary to summary.md", "conftest.py"),
+        ("Update existing.txt with a one-line summary", "notes.txt"),
+        ("Never overwrite my files.", "notes.txt"),
+        ("How do I save a file in vim?", "vim.md"),
+    ],
+)
+async def test_the_executor_blocks_writes_outside_the_grant(
+    agent: AgentHarness, workspace_files: Path, message: str, target: str
+) -> None:
+    agent.configure(max_agent_steps=2)
+    before = {p.name: p.read_bytes() for p in agent.root.iterdir() if p.is_file()}
+    agent.model.on(plan_reply("tools", ["Save with write_file"], ["write_file"]), contains=ROLE_PLANNER)
+    agent.model.on(Reply(content="Done."), contains="[write_file result]", times=None)
+    agent.model.on(
+        Reply(tool_calls=[call("write_file", path=target, content="x", overwrite=True)]),
+        contains=ROLE_EXECUTOR,
+        times=None,
+    )
+    result = await agent.run(message)
+    assert agent.sink is not None and agent.sink.proposals == []
+    assert {p.name: p.read_bytes() for p in agent.root.iterdir() if p.is_file()} == before
+    assert [c.tool for c in result.tool_calls] and all(not c.success for c in result.tool_calls)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from cortex_lsp.agent.prompts import (
+    ROLE_CODE,
     ROLE_CONTENT,
     ROLE_DIRECT,
     ROLE_EXECUTOR,
@@ -136,7 +137,7 @@ async def test_text_the_user_gave_is_saved_with_no_model_call(agent: AgentHarnes
 async def test_code_for_a_py_file_is_saved_without_the_fence(agent: AgentHarness) -> None:
     small(agent)
     agent.model.on(Reply(content="Here:\n```python\ndef add(a, b):\n    return a + b\n```"), contains=ROLE_CONTENT)
-    await agent.run("Write a Python function add(a, b) that returns a + b and save it to add.py")
+    await agent.run("Write a function that adds two numbers and save it to add.py")
     assert (agent.root / "add.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
@@ -188,7 +189,65 @@ async def test_a_small_model_never_plans(agent: AgentHarness) -> None:
     assert agent.requests(ROLE_PLANNER) == []
 
 
+async def test_code_the_model_writes_is_run_by_code(py_agent: AgentHarness) -> None:
+    agent = small(py_agent)
+    agent.model.on(Reply(content="```python\nprint(sum(range(11)))\n```",
+                         tool_calls=[call("write_file", path="evil.txt", content="x")]), contains=ROLE_CODE)
+    result = await agent.run("Write Python code that sums 0..10 and run it")
+    assert [c.tool for c in result.tool_calls] == ["python_exec"] and result.tool_calls[0].success
+    assert "55" in result.answer and not (agent.root / "evil.txt").exists()
+    assert [tool_names(b) for b in agent.model.chat_requests] == [[]]
+
+
 async def test_sandbox_refusal_of_user_code_ends_with_the_reason(agent: AgentHarness, tmp_path: Path) -> None:
     small(agent)
     result = await agent.run("Run this:\n```python\nimport tkinter\ntkinter.Tk().mainloop()\n```")
     assert "tkinter" in result.answer.lower() and agent.model.chat_requests == []
+
+
+# -- follow-ups a small model can't plan: code chains them ----------------------------------------
+
+async def test_list_then_read_what_was_found(agent: AgentHarness) -> None:
+    small(agent)
+    (agent.root / "docs").mkdir()
+    (agent.root / "docs" / "only.md").write_text("The magic number is 5150.\n", encoding="utf-8")
+    agent.model.on(Reply(content="The magic number is 5150."), contains=ROLE_PROSE)
+    result = await agent.run("Look in the docs folder, open the file you find there and tell me the magic number.")
+    assert [(c.tool, c.arguments) for c in result.tool_calls] == [
+        ("list_dir", {"path": "docs"}), ("read_file", {"path": "docs/only.md"})]
+    assert "5150" in json.dumps(agent.model.chat_requests[0]["messages"])
+
+
+async def test_search_then_read_it_to_me_needs_no_model(agent: AgentHarness) -> None:
+    small(agent)
+    for rel, text in {"a/x.txt": "nothing\n", "b/y.txt": "the vault code is 8812\n"}.items():
+        (agent.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (agent.root / rel).write_text(text, encoding="utf-8")
+    result = await agent.run("Find the file that mentions the vault code and read it to me.")
+    assert [c.tool for c in result.tool_calls] == ["search_files", "read_file"]
+    assert "8812" in result.answer and agent.model.chat_requests == []
+
+
+async def test_computed_results_are_saved_as_computed(py_agent: AgentHarness) -> None:
+    agent = small(py_agent)
+    await agent.run("Compute 12 * 12 and save the result to result.txt")
+    await agent.run("Run this and save its output to out.txt:\n```python\nprint(6 * 7)\n```")
+    assert "144" in (agent.root / "result.txt").read_text()
+    assert (agent.root / "out.txt").read_text() == "42\n"
+    assert agent.model.chat_requests == []
+
+
+async def test_save_that_saves_the_previous_answer(agent: AgentHarness) -> None:
+    small(agent)
+    agent.model.on(Reply(content="Fresh bread, warm hearts."), contains=ROLE_DIRECT)
+    await agent.run("Give me a one-line motto for a bakery.")
+    await agent.run("Save that motto to motto.txt")
+    assert (agent.root / "motto.txt").read_text() == "Fresh bread, warm hearts.\n"
+    assert len(agent.model.chat_requests) == 1  # the save needed no model call
+
+
+async def test_try_again_routes_the_previous_request(agent: AgentHarness) -> None:
+    small(agent)
+    await agent.run("What is 81 / 9?")
+    result = await agent.run("try again")
+    assert [c.tool for c in result.tool_calls] == ["calculator"] and "9" in result.answer

@@ -18,8 +18,23 @@ def routed(message: str, *, selection: str | None = None, available: list[str] =
                  code_at_hand=selection)
 
 
+def _value(expression: str) -> str:
+    from cortex_lsp.tools.calculator import evaluate, format_number
+
+    return format_number(evaluate(expression))
+
+
 def calls(r: Route) -> list[tuple[str, dict[str, object]]]:
-    return [(c.tool, dict(c.arguments)) for c in r.calls]
+    """The calls, with a calculator expression as its value and code stripped (spellings differ)."""
+    out: list[tuple[str, dict[str, object]]] = []
+    for c in r.calls:
+        args = dict(c.arguments)
+        if c.tool == "calculator":
+            args = {"value": _value(str(args["expression"]))}
+        if c.tool == "python_exec":
+            args = {"code": str(args["code"]).strip()}
+        out.append((c.tool, args))
+    return out
 
 
 # message -> (kind, calls as (tool, arguments), save_to)
@@ -29,9 +44,9 @@ ROUTES: list[tuple[str, str, list[tuple[str, dict[str, object]]], str | None]] =
     ("Write a Python function that reverses a string.", "direct", [], None),
     ("Explain what a closure is in Python.", "direct", [], None),
     ("Remember that my favourite colour is teal.", "direct", [], None),
-    ("What is 17 * 23?", "tools", [("calculator", {"expression": "17 * 23"})], None),
-    ("Use the calculator to compute 987 * 654.", "tools", [("calculator", {"expression": "987 * 654"})], None),
-    ("How much is 12 times 7?", "tools", [("calculator", {"expression": "(12) * (7)"})], None),
+    ("What is 17 * 23?", "tools", [("calculator", {"value": "391"})], None),
+    ("Use the calculator to compute 987 * 654.", "tools", [("calculator", {"value": "645498"})], None),
+    ("How much is 12 times 7?", "tools", [("calculator", {"value": "84"})], None),
     ("Read notes.md and tell me when the release is planned.", "tools", [("read_file", {"path": "notes.md"})], None),
     ("Who is the owner according to notes.md?", "tools", [("read_file", {"path": "notes.md"})], None),
     ("Summarize meeting.md", "tools", [("read_file", {"path": "meeting.md"})], None),
@@ -41,7 +56,10 @@ ROUTES: list[tuple[str, str, list[tuple[str, dict[str, object]]], str | None]] =
     ("Search the files for TODO comments.", "tools", [("search_files", {"query": "TODO"})], None),
     ("What time is it?", "tools", [("current_time", {})], None),
     ("Search the documents - how many days of paid leave do employees get?", "tools",
-     [("doc_search", {"query": "how many days of paid leave do employees get?"})], None),
+     [("doc_search", {"action": "search", "query": "how many days of paid leave do employees get?",
+                      "top_k": 3})], None),
+    ("Search faq.md for the office address.", "tools",
+     [("doc_search", {"action": "search", "query": "the office address", "path": "faq.md", "top_k": 3})], None),
     ("Fetch https://docs.example.org/guide and summarize it", "tools",
      [("web_fetch", {"url": "https://docs.example.org/guide"})], None),
     ("Run this:\n```python\nprint(sum(range(10)))\n```", "tools",

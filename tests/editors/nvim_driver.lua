@@ -208,6 +208,26 @@ if ok_all then
     out.explain_float = cortex.ui():text()
   end)
 
+  step('other_source_diagnostic', function()
+    -- a diagnostic from another tool (as pyright would publish it): "Explain this error" is offered
+    local ns = vim.api.nvim_create_namespace('pretend-pyright')
+    vim.diagnostic.set(ns, bufnr, { { lnum = 4, col = 4, end_lnum = 4, end_col = 16, severity = vim.diagnostic.severity.ERROR,
+                                      message = 'pretend pyright error', source = 'pyright' } })
+    local titles
+    vim.ui.select = function(items, opts, on_choice)
+      titles = {}
+      for _, item in ipairs(items) do
+        table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
+      end
+      return on_choice(nil, nil)
+    end
+    vim.api.nvim_win_set_cursor(0, { 5, 6 })
+    vim.lsp.buf.code_action()
+    wait(10000, function() return titles ~= nil end, 'the code-action menu')
+    out.other_source_titles = titles or {}
+    vim.diagnostic.reset(ns, bufnr)
+  end)
+
   step('ask_command', function()
     local before = results_for('cortex.ask')
     vim.cmd('CortexAsk ' .. scenario.ask_message)

@@ -78,6 +78,11 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert {"cortex.ask", "cortex.explain", "cortex.run", "cortex.doctor"} <= set(out["server_commands"])
     assert {"Cortex: Explain this", "Cortex: Run this"} <= set(out["code_action_titles"])
 
+    # another tool's diagnostic on the cursor line: "Explain this error" is offered (0.10+ sends only the
+    # requesting client's diagnostics; the plugin adds the others)
+    assert any("Explain this error: pretend pyright error" in t for t in out["other_source_titles"]), \
+        out["other_source_titles"]
+
     # explain, picked from the code-action menu: the selected code reached the model as data
     explain = out["explain"]
     assert explain["stop_reason"] == "answered", explain

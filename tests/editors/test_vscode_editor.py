@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.editors.editor_scenario import (
+    ASK_ANSWER,
+    ASK_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -88,6 +90,27 @@ def _server_path() -> str:
     return str(exe)
 
 
+def _run_driver(env: dict[str, str], work: Path, model: ScriptedModelServer) -> subprocess.CompletedProcess[str]:
+    """Run the driver; when it asks (a `stop-model` file), stop the model server, as if it went down."""
+    logs = work / "driver.log"
+    with logs.open("w") as log:
+        proc = subprocess.Popen(["node", str(DRIVER)], env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 480
+        stopped = False
+        while proc.poll() is None and time.monotonic() < deadline:
+            if not stopped and (work / "stop-model").exists():
+                model.stop()
+                (work / "model-stopped").write_text("")
+                stopped = True
+            time.sleep(0.2)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    output = logs.read_text(encoding="utf-8", errors="replace")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, output, output)
+
+
 def _keep_screenshots(shots: list[str]) -> None:
     """Copy the driver's screenshots to the artifacts folder (gitignored), to look at as a user would."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -124,6 +147,9 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "reviewWaitMs": REVIEW_SECONDS * 1000 + 2000,
         "rejectMessage": REJECT_MESSAGE,
         "rejectFile": REJECT_FILE,
+        "modelDownMessage": "Are you there?",
+        "chatMessage": ASK_MESSAGE,
+        "chatAnswer": ASK_ANSWER,
         "timeoutMs": 420_000,
     }
     (work / "scenario.json").write_text(json.dumps(scenario), encoding="utf-8")
@@ -134,8 +160,7 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
            "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
            "XDG_DATA_HOME": str(home / ".local/share")}
     started = time.monotonic()
-    proc = subprocess.run(["node", str(DRIVER)], env=env, capture_output=True, text=True, timeout=480,
-                          stdin=subprocess.DEVNULL)
+    proc = _run_driver(env, work, model)
     elapsed = time.monotonic() - started
     out = json.loads((work / "out.json").read_text(encoding="utf-8")) if (work / "out.json").exists() else {}
     steps = out.get("steps") or {}
@@ -150,6 +175,11 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     # the lightbulb offered the server's code actions on the Python selection
     assert any("Cortex: Explain this" in item for item in out["code_action_menu_items"])
     assert any("Cortex: Run this" in item for item in out["code_action_menu_items"])
+    # the chat view: a follow-up typed into its box was answered there; the answer did not split the
+    # editor (one editor group); the status bar shows Cortex
+    assert ASK_ANSWER in out["chat_view_text"]
+    assert out["editor_groups"] == 1
+    assert any("Cortex" in item for item in out["status_bar"]), out["status_bar"]
     # the agent's write was shown as a diff with Accept/Reject, nothing on disk during the review;
     # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
     accept = out["review_accept"]
@@ -165,6 +195,13 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     assert out["reject_on_disk"] is False and not (root / REJECT_FILE).exists()
     assert REJECT_BOAST not in out["answer_after_reject"]
     assert f"{REJECT_FILE} was not written" in out["answer_after_reject"]
+    # model down: one error notification naming the setting, with Open Settings and Run Doctor (not
+    # repeated for the next ask); the answer view shows an error, never the raw stop reason
+    toast = out["model_down_toast"]
+    assert "cortex.ollamaBaseUrl" in toast and "Open Settings" in toast and "Run Doctor" in toast, toast
+    assert "model_unavailable" not in toast
+    assert out["model_down_toasts"] == 1
+    assert "Error:" in out["model_down_view"] and "model_unavailable" not in out["model_down_view"]
     # the long run showed native progress with Cancel, and Cancel stopped it
     assert "Cortex" in out["progress_toast_text"]
     # the explain request carried the selection as data, from the editor

@@ -222,3 +222,21 @@ async def test_eof_mid_frame_exits_cleanly(tmp_path: Path, tail: bytes) -> None:
         if proc.returncode is None:
             proc.kill()
     assert code is not None
+
+
+def test_stdin_from_a_regular_file_goes_through_the_same_framer(tmp_path: Path) -> None:
+    import subprocess
+
+    stream = tmp_path / "session.bin"
+    stream.write_bytes(
+        _frame({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+        + b"junk between frames\r\n"
+        + _frame({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}))
+    (tmp_path / "data").mkdir()
+    with stream.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "cortex_lsp"], stdin=stdin, capture_output=True, timeout=60,
+                              env=server_env(None, tmp_path / "data"))
+    assert done.returncode == 0
+    assert b'"id": 1' in done.stdout, "answered the request after the junk, then ended at EOF"
+    assert b"malformed frame: garbage between frames" in done.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cortex_lsp.config import Settings
+from cortex_lsp.doctor import run_checks
 from cortex_lsp.models.factory import create_model_client
 from cortex_lsp.models.local_server import (
     CHAT_ALIAS,
@@ -141,8 +142,21 @@ async def test_backend_selection_uses_it_in_embedded_mode(tmp_path: Path) -> Non
         assert info.embed_model == ONNX_EMBED_MODEL and info.chat_model == CHAT_ALIAS
         assert isinstance(client, EmbeddedModelClient)
         assert client.server.config.embeddings is False  # the chat model is not loaded to embed
+        assert {CHAT_ALIAS, ONNX_EMBED_MODEL} <= set(await client.list_models())
         [a, b, c] = await client.embed(["the disk is full", "no space left on the volume", "a violin"],
                                        model=settings.embed_model)
         assert len(a) == EMBEDDING_DIMENSION and _cos(a, b) > _cos(a, c)
     finally:
         await client.aclose()
+
+
+@needs_embedder
+@needs_model
+async def test_doctor_finds_both_models_in_embedded_mode(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    settings = Settings(data_dir=tmp_path / "data", ollama_base_url=f"http://127.0.0.1:{dead}")  # type: ignore[call-arg]
+    checks = {c.name: c for c in await run_checks(settings, [tmp_path])}
+    assert checks["chat model"].ok and checks["embedding model"].ok
+    assert ONNX_EMBED_MODEL in checks["embedding model"].detail

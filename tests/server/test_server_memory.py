@@ -200,8 +200,8 @@ async def test_the_data_folder_is_made_private_with_a_message(model: ScriptedMod
     data = tmp_path / "data"
     data.mkdir()
     os.chmod(data, 0o755)
-    (data / "old.log").write_text("left over")
-    os.chmod(data / "old.log", 0o644)
+    (data / "docs.db").write_bytes(b"")  # an empty database left by an earlier run
+    os.chmod(data / "docs.db", 0o644)
     async with lsp_session(model, tmp_path) as client:
         await ask(client, "My name is Roydon.")
         await _wait_for_fact(client, "Roydon")

@@ -126,3 +126,39 @@ def test_format_result_caps_and_labels() -> None:
     assert text.startswith("stdout:\n") and "more characters cut" in text and len(text) < 200
     empty = SandboxResult(stdout="", stderr="", value=None, error=None, duration_ms=1.0)
     assert format_result(empty) == "(no output)"
+
+
+async def test_model_code_is_refused_under_auto_without_bubblewrap(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No silent downgrade: ``auto`` without bubblewrap never lets the model run code on its own."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # as far as the sandbox can tell, bubblewrap is missing
+    pool = SandboxPool(Settings(sandbox_isolation="auto"))
+    try:
+        tool = PythonExecTool(pool)
+        result = await tool.execute({"code": "print('RAN-MODEL-CODE')"}, _context(root))
+        user_run = await pool.run("print('RAN-USER-CODE')", roots=[root])  # what cortex.run does
+    finally:
+        await pool.aclose()
+    assert not result.success and result.data and result.data["refused"] is True
+    assert "RAN-MODEL-CODE" not in (result.output or "") + (result.error or "")
+    assert "bubblewrap not installed" in (result.error or "")
+    assert user_run.stdout == "RAN-USER-CODE\n"
+    assert any("only the in-process layers apply" in n for n in user_run.notes)
+
+
+async def test_model_code_runs_under_none_the_users_explicit_choice(root: Path) -> None:
+    pool = SandboxPool(Settings(sandbox_isolation="none"))
+    try:
+        result = await PythonExecTool(pool).execute({"code": "print(6 * 7)"}, _context(root))
+    finally:
+        await pool.aclose()
+    assert result.success and "42" in result.output
+    assert "only the in-process layers apply" in result.output  # the warning is in the result text too
+
+
+async def test_oversized_code_is_refused_before_any_parse(registry: ToolRegistry, root: Path) -> None:
+    huge = "x = 1\n" * 50_000  # 300 000 characters
+    assert repair_code(huge) is huge
+    result = await registry.execute("python_exec", {"code": huge}, _context(root))
+    assert not result.success and "over 200000 characters" in (result.error or "")

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the corpus below is a table of one-line snippets)
 
 """The sandbox runs everyday snippets like a REPL would: values, prints, classes, ``+=`` on items,
 ``__main__`` blocks, dataclasses, strptime, reading files in the roots; and reports how it is isolated.
@@ -29,9 +30,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def pool() -> AsyncIterator[SandboxPool]:
-    sandbox = SandboxPool(Settings(code_exec_timeout_seconds=5))
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["none", "auto"])
+async def pool(request: pytest.FixtureRequest) -> AsyncIterator[SandboxPool]:
+    """Benign code works with the in-process layers alone and inside bubblewrap (where available)."""
+    sandbox = SandboxPool(Settings(code_exec_timeout_seconds=5, sandbox_isolation=request.param))
     yield sandbox
     await sandbox.aclose()
 
@@ -94,6 +96,42 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("read-lines-iter", "n = 0\nfor line in open('crlf.txt'):\n    n += 1\nn", "", "2"),
     ("read-crlf-universal", "open('crlf.txt').read()", "", "'one\\ntwo\\n'"),
     ("private-name", "_cache = {'k': 1}\n_cache['k']", "", "1"),
+    # -- benign snippets that must keep working with the round-2 guards and the armed audit hook --
+    ("math", "import math\nround(math.sqrt(2) * math.pi, 4), math.gcd(12, 18)", "", "(4.4429, 6)"),
+    ("itertools", "import itertools\nlist(itertools.combinations('abc', 2))[:2], list(itertools.accumulate([1, 2, 3]))",
+     "", "([('a', 'b'), ('a', 'c')], [1, 3, 6])"),
+    ("collections-counter-deque", "from collections import Counter, deque, OrderedDict\nd = deque([1, 2], maxlen=2)\n"
+     "d.append(3)\nCounter('abca').most_common(1), list(d), list(OrderedDict(a=1))", "", "([('a', 2)], [2, 3], ['a'])"),
+    ("private-attrs-inherited", "class Base:\n    def __init__(self):\n        self._items = []\n"
+     "    def _add(self, x):\n        self._items.append(x)\nclass Child(Base):\n    def add2(self, x):\n"
+     "        self._add(x)\n        self._add(x)\n        return len(self._items)\nChild().add2(1)", "", "2"),
+    ("functools-wraps-decorator", "import functools\ndef twice(f):\n    @functools.wraps(f)\n"
+     "    def inner(*a):\n        return 2 * f(*a)\n    return inner\n@twice\ndef inc(x):\n    'Add one.'\n"
+     "    return x + 1\ninc(3)", "", "8"),
+    ("lru-cache", "from functools import lru_cache\n@lru_cache(maxsize=None)\ndef fib(n):\n"
+     "    return n if n < 2 else fib(n - 1) + fib(n - 2)\nfib(40)", "", "102334155"),
+    ("dataclass-frozen-order", "from dataclasses import dataclass, asdict\n@dataclass(frozen=True, order=True)\n"
+     "class P:\n    x: int\n    y: int = 0\nsorted([P(2), P(1, 5)])[0], asdict(P(3))", "", "(P(x=1, y=5), {'x': 3, 'y': 0})"),
+    ("namedtuple-defaults", "from collections import namedtuple\nPt = namedtuple('Pt', 'x y', defaults=[0])\n"
+     "Pt(1), Pt._fields", "", "(Pt(x=1, y=0), ('x', 'y'))"),
+    ("typing-namedtuple", "from typing import NamedTuple\nclass Row(NamedTuple):\n    name: str\n    n: int = 1\n"
+     "Row('a')", "", "Row(name='a', n=1)"),
+    ("forward-ref-annotation", "from typing import Optional\nclass Node:\n    def __init__(self, v):\n"
+     "        self.v = v\n        self.nxt: Optional['Node'] = None\nn = Node(1)\nn.nxt = Node(2)\nn.nxt.v",
+     "", "2"),
+    ("enum-functional", "from enum import Enum, auto\nColor = Enum('Color', 'RED GREEN')\nclass S(Enum):\n"
+     "    A = auto()\n[c.name for c in Color], S.A.value", "", "(['RED', 'GREEN'], 1)"),
+    ("abc-abstract", "from abc import ABC, abstractmethod\nclass Shape(ABC):\n    @abstractmethod\n"
+     "    def area(self):\n        pass\nclass Sq(Shape):\n    def area(self):\n        return 4\nSq().area()", "", "4"),
+    ("generic-class", "from typing import Generic, TypeVar\nT = TypeVar('T')\nclass Box(Generic[T]):\n"
+     "    def __init__(self, v: T):\n        self.v = v\nBox(3).v", "", "3"),
+    ("super-str-subclass", "class Loud(str):\n    def shout(self):\n        return self.upper() + '!'\n"
+     "Loud('hi').shout(), super(Loud, Loud('a{0}')).format(1)", "", "('HI!', 'a1')"),
+    ("encode-latin1", "'é'.encode('latin-1'), 'x'.encode('utf-16')[:2]", "", "(b'\\xe9', b'\\xff\\xfe')"),
+    ("statistics-more", "import statistics\nstatistics.median([3, 1, 2]), round(statistics.stdev([1, 2, 3, 4]), 3)",
+     "", "(2, 1.291)"),
+    ("copy-deepcopy", "import copy\nclass A:\n    def __init__(self):\n        self.xs = [1]\na = A()\n"
+     "b = copy.deepcopy(a)\nb.xs.append(2)\na.xs, b.xs", "", "([1], [1, 2])"),
 ]
 
 
@@ -181,13 +219,15 @@ async def test_concurrent_runs_are_independent(pool: SandboxPool, root: Path) ->
 @ASYNC
 async def test_isolation_is_reported(pool: SandboxPool, root: Path) -> None:
     result = await pool.run("print(1)", roots=[root])
-    ok, detail = isolation_status(Settings())
-    if ok:
-        assert result.isolation == "bwrap"
-        assert "bubblewrap" in detail
-    else:
+    plan = await pool.isolation()
+    ok, detail = isolation_status(Settings(sandbox_isolation=plan.mode))  # type: ignore[arg-type]
+    if plan.bwrap:
+        assert ok and result.isolation == "bwrap" and "bubblewrap" in detail
+        assert not any("only the in-process layers" in n for n in result.notes)
+    else:  # no silent downgrade: the result itself says so
         assert result.isolation.startswith("none (")
-        assert "apt-get install" in detail
+        assert "apt-get install" in detail and "only the in-process layers apply" in detail
+        assert any("only the in-process layers apply" in n for n in result.notes), result.notes
 
 
 @ASYNC
@@ -233,3 +273,17 @@ async def test_pool_after_close_runs_nothing(root: Path) -> None:
     await sandbox.aclose()
     result = await sandbox.run("print(2)", roots=[root])
     assert result.error is not None and result.stdout == ""
+
+
+def test_doctor_says_plainly_what_runs_without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cortex_lsp.doctor import _sandbox_check, _sandbox_layers_check
+
+    none = _sandbox_check(Settings(sandbox_isolation="none"))
+    assert none.warning and not none.ok and "only the in-process layers apply" in none.detail
+    layers = _sandbox_layers_check()
+    assert "audit hook" in layers.detail and "seccomp" in layers.detail
+    monkeypatch.setenv("PATH", str(tmp_path))  # bubblewrap missing, as far as the sandbox can tell
+    auto = _sandbox_check(Settings(sandbox_isolation="auto"))
+    assert auto.warning and "python_exec is refused" in auto.detail and "apt-get install" in auto.detail
+    required = _sandbox_check(Settings(sandbox_isolation="bwrap"))
+    assert not required.ok and not required.warning

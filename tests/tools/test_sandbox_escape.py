@@ -10,12 +10,14 @@ from __future__ import annotations
 import ast
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,12 +45,56 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / "link_to_passwd.txt").symlink_to("/etc/passwd")
     os.link(secret, root / "hard_to_secret.txt")
     (root / ".env").write_text(MARKER + "\n", encoding="utf-8")
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text(MARKER + "\n", encoding="utf-8")
     return {"root": root, "secret": secret, "base": base}
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["none", "auto"])
+class Listener:
+    """A loopback TCP listener counting connections (what an exfiltration would reach)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["none", "bwrap"])
 async def pool(request: pytest.FixtureRequest) -> AsyncIterator[SandboxPool]:
-    """Both the guards alone (``none``) and the guards inside bubblewrap (``auto``, where available)."""
+    """The in-process layers alone (``none``) and inside bubblewrap (``bwrap``; skipped where unusable)."""
+    if request.param == "bwrap":
+        plan = plan_isolation(Settings(sandbox_isolation="bwrap"))
+        if plan.bwrap is None:
+            pytest.skip(f"bubblewrap is not usable here: {plan.detail}")
     sandbox = SandboxPool(Settings(code_exec_timeout_seconds=TIMEOUT, sandbox_isolation=request.param))
     yield sandbox
     await sandbox.aclose()
@@ -136,16 +182,66 @@ ESCAPES: list[tuple[str, str]] = [
     ("system-exit", "raise SystemExit(3)"),
     ("input", "input('name? ')"),
     ("breakpoint", "breakpoint()"),
+    # -- round 2 (issue 11): one entry per escape class ----------------------------------------------
+    # stdlib helpers that get/set attributes by a name the caller picks
+    ("wrapper-copies-globals", "import functools\nclass A:\n    pass\na = A()\nfunctools.update_wrapper(a, getattr, assigned=('__glo' + 'bals__',), updated=())"),
+    ("wraps-dict-copy", "import functools\nclass A:\n    pass\nfunctools.wraps(getattr, updated=('__di' + 'ct__',))(A)"),
+    ("wraps-foreign-class", "import functools, fractions\nfunctools.wraps(len)(fractions.Fraction)\nfractions.Fraction(1)._numerator"),
+    ("update-wrapper-foreign", "import functools, fractions\nfunctools.update_wrapper(fractions.Fraction, len)"),
+    ("dataclass-on-stdlib-class", "import dataclasses, fractions\ndataclasses.dataclass(fractions.Fraction)"),
+    ("make-dataclass-namespace", "import dataclasses\ndataclasses.make_dataclass('X', [], namespace={'__getattr__': print})"),
+    ("attrgetter-from-import", "from operator import attrgetter\nattrgetter('__class__')(1)"),
+    ("copy-private", "import copy\ncopy._reconstruct"),
+    ("setattr-dunder-built", "class A:\n    pass\nsetattr(A, '_' + '_getattr__', print)"),
+    # metaclass tricks and class building
+    ("metaclass-via-type-type", "t = type(type(1))\nt('X', (), {'__getattr__': print})"),
+    ("type-three-args", "type('X', (), {'_' + '_getattr__': print})"),
+    ("abc-metaclass", "import abc\nabc.ABCMeta('X', (), {})"),
+    ("from-abc-metaclass", "from abc import ABCMeta"),
+    ("enum-metaclass", "import enum\nenum.EnumMeta"),
+    ("metaclass-of-enum", "from enum import Enum\nclass C(Enum):\n    A = 1\ntype(C)('D', (), {})"),
+    ("subclass-forwardref", "import typing\nclass F(typing.ForwardRef):\n    pass"),
+    ("forwardref-from-args", "import typing\nfr = typing.get_args(typing.Optional['x'])[0]\ntype(fr)('1')"),
+    ("private-on-library-base", "import random\nclass R(random.Random):\n    pass\nR()._randbelow(3)"),
+    ("private-slot-on-library-base", "import fractions\nclass F(fractions.Fraction):\n    pass\nF(1)._numerator"),
+    ("set-private-on-library-base", "import string\nclass T(string.Template):\n    pass\nt = T('x')\nt._invalid = 1"),
+    ("class-keyword-metaclass", "class M:\n    pass\nclass X(metaclass=M):\n    pass"),
+    # string-evaluating internals
+    ("get-type-hints-class", "import typing\nclass A:\n    x: \"__import__('os').system('touch {out}')\"\ntyping.get_type_hints(A)"),
+    ("forwardref-evaluate", "import typing\nfr = typing.get_args(typing.Optional[\"__import__('os').system('touch {out}')\"])[0]\nfr._evaluate(None, None, frozenset())"),
+    ("string-formatter-subclass", "import string\nclass F(string.Formatter):\n    pass"),
+    ("format-map-dunder", "'{0.__class__.__mro__}'.format_map([1])"),
+    ("format-map-class-attr", "class A:\n    pass\n'{a.__init__.__globals__}'.format_map({'a': A()})"),
+    # super() on built-ins' guarded methods
+    ("super-str-format", "class S(str):\n    pass\ns = S('{0.__class__.__mro__}')\nsuper(S, s).format(1)"),
+    ("super-str-format-map", "class S(str):\n    pass\nsuper(S, S('{x.__class__}')).format_map({'x': 1})"),
+    ("super-getattr-format", "class S(str):\n    pass\ngetattr(super(S, S('{0.__class__}')), 'format')(1)"),
+    ("super-private", "import random\nclass R(random.Random):\n    def f(self):\n        return super()._randbelow\nR().f()"),
+    # frames
+    ("generator-frame-getattr", "def g():\n    yield 1\ngetattr(g(), 'gi_' + 'frame')"),
+    ("async-frame", "async def c():\n    pass\nc().cr_frame"),
+    ("import-inspect", "import inspect\ninspect.currentframe()"),
+    # OS escapes
+    ("mmap", "import mmap\nmmap.mmap(-1, 10)"),
+    ("double-fork", "import os\nif os.fork() == 0:\n    os.setsid()\n    os.fork()"),
+    ("socket-loopback", "import socket\nsocket.create_connection(('127.0.0.1', {port}), 1).sendall(b'leak')"),
+    ("hidden-dotslash", "open('./.env').read()"),
+    ("hidden-via-parent", "open('notes.txt/../.env').read()"),
+    ("hidden-dir", "open('.git/config').read()"),
 ]
 
 
 @ASYNC
 @pytest.mark.parametrize(("code",), [(code,) for _, code in ESCAPES], ids=[name for name, _ in ESCAPES])
-async def test_escape_is_refused_or_stopped(pool: SandboxPool, world: dict[str, Path], code: str) -> None:
+async def test_escape_is_refused_or_stopped(
+    pool: SandboxPool, world: dict[str, Path], listener: Listener, code: str
+) -> None:
     root = world["root"]
     out = world["base"] / f"pwned-{uuid.uuid4().hex}.txt"
     source = _case(code).replace("{secret}", str(world["secret"])).replace("{out}", str(out))
+    source = source.replace("{port}", str(listener.port))
     before = (root / "notes.txt").read_text(encoding="utf-8")
+    secret_before = world["secret"].read_text(encoding="utf-8")
 
     result = await pool.run(source, roots=[root])
 
@@ -158,6 +254,8 @@ async def test_escape_is_refused_or_stopped(pool: SandboxPool, world: dict[str, 
     assert not _exists(Path("/tmp/cortex-pwned.txt"))
     assert (root / "notes.txt").read_text(encoding="utf-8") == before
     assert len(result.stdout) <= 100_000
+    assert world["secret"].read_text(encoding="utf-8") == secret_before
+    assert listener.connections == 0
 
     follow = await pool.run("print(1)", roots=[root])
     assert follow.error is None and follow.stdout == "1\n"

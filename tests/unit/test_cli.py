@@ -97,6 +97,14 @@ def test_a_server_side_error_is_one_line(tmp_path: Path) -> None:
     assert "cortex_lsp." not in line  # no Python class names
 
 
+def test_a_question_the_server_refuses_is_one_line(model: ScriptedModelServer, tmp_path: Path) -> None:
+    result = run(["ask", "x" * 9000], server_env(model, tmp_path / "data"))
+    assert result.returncode == 1
+    line = one_clear_line(result)
+    assert line.startswith("cortex-lsp: ") and "message" in line and "8192" in line
+    assert model.chat_requests == []
+
+
 def test_the_answer_ends_its_line_before_the_timing_line(
         model: ScriptedModelServer, folder: Path, tmp_path: Path) -> None:
     result = run(["ask", "What is the capital of Japan?", "--root", str(folder)],

@@ -122,8 +122,8 @@ def test_unknown_options_are_refused(repo: Path) -> None:
 
 
 def test_the_build_shows_it_is_alive(tmp_path: Path) -> None:
-    build = "echo '[1/4] cc a'; sleep 2.2; echo '[2/4] cc b'; sleep 2.2; echo '[3/4] cc c'"
-    script = (f". {REPO / 'scripts/lib/progress.sh'}; "
+    build = "echo '[0/0] odd'; sleep 1.5; echo '[1/4] cc a'; sleep 2.2; echo '[2/4] cc b'; sleep 2.2; echo '[3/4] cc c'"
+    script = (f"set -euo pipefail; . {REPO / 'scripts/lib/progress.sh'}; "
               f"with_progress 'llama.cpp build' 600 {tmp_path / 'build.log'} -- bash -c \"{build}\"")
     result = subprocess.run(["bash", "-c", script], env={**os.environ, "CORTEX_PROGRESS_SECONDS": "1"},
                             capture_output=True, text=True, timeout=60)

@@ -55,9 +55,20 @@ function str(value: unknown, fallback = ""): string {
 }
 
 /** A one-line summary of a finished run, e.g. "answered · 2 tool calls · 1 edit · 1.4 s". */
+const STOP_LABELS: Record<string, string> = {
+  model_unavailable: "model unavailable",
+  step_budget: "stopped: step budget used up",
+  time_budget: "stopped: time budget used up",
+  error: "failed",
+};
+
+/** Runs that ended in an error: their answer text is the error, shown as one. */
+export const FAILED_STOPS: ReadonlySet<string> = new Set(["model_unavailable", "error"]);
+
 export function summarise(result: AgentResult | Record<string, unknown>): string {
   const r = result as AgentResult;
-  const parts = [r.stop_reason ?? "done"];
+  const stop = r.stop_reason ?? "done";
+  const parts = [STOP_LABELS[stop] ?? stop];
   const calls = Array.isArray(r.tool_calls) ? r.tool_calls.length : 0;
   const edits = Array.isArray(r.edits) ? r.edits.length : 0;
   if (calls) {
@@ -169,7 +180,12 @@ export class AnswerTranscript {
     // The final answer is authoritative: it replaces the streamed text (the last tokens may still be
     // in flight when the result arrives); tokens for a finished run are ignored.
     const answer = typeof d.answer === "string" ? d.answer : "";
-    if (answer) {
+    if (answer && FAILED_STOPS.has(str(d.stop_reason))) {
+      run.blocks = run.blocks.filter((b) => b.kind !== "text");
+      if (!run.blocks.some((b) => b.kind === "error")) {
+        run.blocks.push({ kind: "error", message: answer });
+      }
+    } else if (answer) {
       const first = run.blocks.findIndex((b) => b.kind === "text");
       if (first < 0) {
         this.appendText(run, answer);
@@ -228,11 +244,97 @@ export class AnswerTranscript {
   }
 }
 
-function renderRun(run: Run): string {
-  const out: string[] = [`### ${escapeMarkdown(run.title)}`];
-  for (const block of run.blocks) {
+/** Short arguments for a one-line tool call: `path: notes.txt · content: "Hello fr…"`. */
+export function shortArgs(args: string, limit = 40): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return args.length > limit ? `${args.slice(0, limit)}…` : args;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return str(parsed);
+  }
+  return Object.entries(parsed as Record<string, unknown>)
+    .map(([k, v]) => {
+      const text = typeof v === "string" ? v.replace(/\s+/g, " ") : JSON.stringify(v);
+      return `${k}: ${text.length > limit ? `${text.slice(0, limit)}…` : text}`;
+    })
+    .join(" · ");
+}
+
+/** Answer headings sit below the run's own title (###): `# A` becomes `#### A`; code fences are left alone. */
+export function demoteHeadings(text: string): string {
+  let inFence = false;
+  return text
+    .split("\n")
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) {
+        inFence = !inFence;
+        return line;
+      }
+      if (inFence) {
+        return line;
+      }
+      const m = /^(#{1,6})(\s)/.exec(line);
+      return m ? `${"#".repeat(Math.min(6, m[1].length + 3))}${line.slice(m[1].length)}` : line;
+    })
+    .join("\n");
+}
+
+/** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
+ * tool call with its result on one line. */
+function compact(blocks: Block[]): string[] {
+  const out: string[] = [];
+  let lastStep = "";
+  let direct = false;
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i];
+    if (block.kind === "plan") {
+      direct = block.planKind === "direct" && block.steps.length <= 1;
+      if (direct) {
+        continue;
+      }
+    } else if (block.kind === "step") {
+      if (direct || block.text === lastStep) {
+        continue;
+      }
+      lastStep = block.text;
+    } else if (block.kind === "tool_call") {
+      // its result, possibly after the edit it made
+      let j = i + 1;
+      while (j < blocks.length && blocks[j].kind === "edit") {
+        j++;
+      }
+      const next = blocks[j];
+      const result = next && next.kind === "tool_result" && next.tool === block.tool ? next : undefined;
+      const mark = result ? (result.success ? "✔" : "✘") : "⚙";
+      const args = shortArgs(block.args);
+      const said = result?.output ? ` — ${firstLine(result.output)}` : "";
+      out.push(`${mark} **${escapeMarkdown(block.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`);
+      if (result) {
+        for (const edit of blocks.slice(i + 1, j)) {
+          out.push(renderBlock(edit));
+        }
+        i = j;
+      }
+      continue;
+    } else if (block.kind === "text") {
+      out.push(demoteHeadings(block.text));
+      continue;
+    }
     out.push(renderBlock(block));
   }
+  return out;
+}
+
+function firstLine(text: string, limit = 120): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > limit ? `${line.slice(0, limit)}…` : line;
+}
+
+function renderRun(run: Run): string {
+  const out: string[] = [`### ${escapeMarkdown(run.title)}`, ...compact(run.blocks)];
   if (!run.finished) {
     out.push("*…working*");
   }

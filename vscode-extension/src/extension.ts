@@ -18,7 +18,7 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
-import { AnswerPanel } from "./panel";
+import { AnswerPanel, CHAT_VIEW_ID, ChatMessage } from "./panel";
 import {
   AGENT_COMMANDS,
   AgentResult,
@@ -74,11 +74,17 @@ function titleFor(command: string, args: unknown): string {
 
 class CortexExtension implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private readonly panel = new AnswerPanel();
+  readonly panel = new AnswerPanel((msg) => this.onChat(msg));
+  /** model, busy, click to cancel */
+  private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  private readonly activeTokens = new Set<string>();
+  private lastModel = "";
+  private lastMessage: string | undefined;
   private readonly output = vscode.window.createOutputChannel("Cortex");
   private readonly declarations: SettingDeclaration[];
   private sessionId: string | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  private modelDownShown = false;
   /** every write Cortex proposes is shown as a diff to accept or reject (review.ts) */
   readonly reviewer = new EditReviewer(
     (line) => this.output.appendLine(line),
@@ -88,9 +94,47 @@ class CortexExtension implements vscode.Disposable {
 
   constructor(context: vscode.ExtensionContext) {
     this.declarations = declaredSettings(context.extension.packageJSON);
+    this.status.command = "cortex.ui.stop";
+    this.showStatus();
+    this.status.show();
+  }
+
+  private showStatus(): void {
+    const busy = this.activeTokens.size > 0;
+    const model = this.lastModel ? ` ${this.lastModel}` : "";
+    this.status.text = busy ? `$(sync~spin) Cortex${model}` : `$(comment-discussion) Cortex${model}`;
+    this.status.tooltip = busy ? "Cortex is working: click to stop" : "Cortex: open the chat";
+    this.status.command = busy ? "cortex.ui.stop" : `${CHAT_VIEW_ID}.focus`;
+  }
+
+  /** The chat view's input box and buttons. */
+  private onChat(msg: ChatMessage): void {
+    if (msg.type === "ask") {
+      void this.askText(msg.text);
+    } else if (msg.type === "stop") {
+      this.stopRuns();
+    } else if (msg.type === "regenerate") {
+      if (this.lastMessage) {
+        void this.askText(this.lastMessage);
+      }
+    } else {
+      void this.newSession();
+    }
+  }
+
+  /** Stop every running ask/explain (window/workDoneProgress/cancel for each). */
+  stopRuns(): void {
+    const client = this.client;
+    if (!client) {
+      return;
+    }
+    for (const token of this.activeTokens) {
+      void client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+    }
   }
 
   dispose(): void {
+    this.status.dispose();
     this.reviewer.dispose();
     this.panel.dispose();
     this.output.dispose();
@@ -226,6 +270,11 @@ class CortexExtension implements vscode.Disposable {
         this.sessionId = result.session_id;
       }
       this.panel.transcript.complete(key, result);
+      this.noticeModelState(result);
+      if (result && typeof result.model === "string" && result.model) {
+        this.lastModel = result.model;
+        this.showStatus();
+      }
       return result;
     } catch (err) {
       this.panel.transcript.fail(key, err instanceof Error ? err.message : String(err));
@@ -269,10 +318,14 @@ class CortexExtension implements vscode.Disposable {
           const cancelling = cancel.onCancellationRequested(() => {
             void client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
           });
+          this.activeTokens.add(token);
+          this.showStatus();
           try {
             // the run ends with stop_reason "cancelled" and a result, so the request is not cancelled too
             return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token });
           } finally {
+            this.activeTokens.delete(token);
+            this.showStatus();
             listening.dispose();
             cancelling.dispose();
           }
@@ -281,9 +334,52 @@ class CortexExtension implements vscode.Disposable {
     );
   }
 
+  /**
+   * Model down: one error notification (until a run answers again) naming the setting to check, with
+   * Open Settings and Run Doctor; the answer view shows the server's own explanation as an error.
+   */
+  private noticeModelState(result: AgentResult | undefined): void {
+    if (!result || typeof result.stop_reason !== "string") {
+      return;
+    }
+    if (result.stop_reason === "answered") {
+      this.modelDownShown = false;
+      return;
+    }
+    if (result.stop_reason !== "model_unavailable" || this.modelDownShown) {
+      return;
+    }
+    this.modelDownShown = true;
+    const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
+    const why = typeof result.answer === "string" && result.answer ? result.answer : "The model server cannot be reached.";
+    void vscode.window
+      .showErrorMessage(`Cortex: ${why} Check \`${setting}\` or start the model server.`, "Open Settings", "Run Doctor")
+      .then((choice) => {
+        if (choice === "Open Settings") {
+          void vscode.commands.executeCommand("workbench.action.openSettings", setting);
+        } else if (choice === "Run Doctor") {
+          void this.doctor();
+        }
+      });
+  }
+
   async request(command: string, arg?: object): Promise<unknown> {
     const client = await this.ensureClient();
     if (!client) {
+      // never drop a request silently: say it was not sent, and where to fix it
+      const what = titleFor(command, arg ? [arg] : []);
+      this.panel.transcript.note(what, "**Not sent:** no Cortex language server is running. Set `cortex.serverPath` or install `cortex-lsp`, then run *Cortex: Restart Server*.");
+      this.panel.reveal();
+      this.panel.update();
+      void vscode.window
+        .showErrorMessage(`Cortex: "${what}" was not sent: no Cortex language server is running.`, "Open Settings", "Show Output")
+        .then((choice) => {
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
+          } else if (choice === "Show Output") {
+            this.output.show();
+          }
+        });
       return undefined;
     }
     const args = arg ? [arg] : [];
@@ -307,6 +403,12 @@ class CortexExtension implements vscode.Disposable {
     if (!message || !message.trim()) {
       return;
     }
+    await this.askText(message);
+  }
+
+  /** Ask in the current session (the palette, the chat view's box, Regenerate). */
+  async askText(message: string): Promise<void> {
+    this.lastMessage = message;
     const args: AskArgs = { message };
     if (this.sessionId) {
       args.session_id = this.sessionId;
@@ -391,12 +493,16 @@ class CortexExtension implements vscode.Disposable {
   }
 
   async resetMemory(): Promise<void> {
+    // the default (first) button keeps the memory; deleting takes a deliberate click
+    const keep: vscode.MessageItem = { title: "Keep Memory", isCloseAffordance: true };
+    const remove: vscode.MessageItem = { title: "Delete All" };
     const choice = await vscode.window.showWarningMessage(
       "Delete all of Cortex's memory (sessions, facts, tool sequences)? This cannot be undone.",
       { modal: true },
-      "Delete All",
+      keep,
+      remove,
     );
-    if (choice !== "Delete All") {
+    if (choice !== remove) {
       return;
     }
     try {
@@ -449,9 +555,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("cortex.ui.doctor", () => ext.doctor());
   register("cortex.ui.showAnswer", () => ext.showAnswer());
   register("cortex.ui.restartServer", () => ext.restart());
+  register("cortex.ui.stop", () => ext.stopRuns());
   register("cortex.ui.acceptEdit", () => ext.reviewer.accept());
   register("cortex.ui.rejectEdit", () => ext.reviewer.reject());
   context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, ext.panel, { webviewOptions: { retainContextWhenHidden: true } }),
     ext,
     vscode.workspace.onDidChangeConfiguration((e) => ext.configurationChanged(e)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void ext.restart()),

@@ -1,6 +1,8 @@
 /**
- * The answer view: a webview panel that shows the transcript as rendered Markdown and updates while
- * a run streams. Strict CSP: no network, no images, only our own nonce'd script and style.
+ * The chat view: a webview view in Cortex's own activity-bar container (it no longer splits the
+ * editor) that shows the transcript of runs as rendered Markdown, updates while a run streams, and
+ * has an input box for follow-ups in the same session with Stop, Regenerate and New Session. Strict
+ * CSP: no network, no images, only our own nonce'd script and style.
  */
 
 import * as vscode from "vscode";
@@ -43,12 +45,43 @@ export function panelHtml(n: string, body: string): string {
   code { font-family: var(--vscode-editor-font-family); }
   a.image-link, span.image-link { opacity: 0.85; }
   hr { border: none; border-top: 1px solid var(--vscode-panel-border); }
+  #root { padding-bottom: 96px; }
+  form { position: fixed; left: 0; right: 0; bottom: 0; padding: 6px 12px; background: var(--vscode-sideBar-background, var(--vscode-editor-background)); border-top: 1px solid var(--vscode-panel-border); }
+  textarea { width: 100%; box-sizing: border-box; resize: vertical; min-height: 2.6em; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); }
+  .buttons { display: flex; gap: 6px; margin-top: 4px; }
+  button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; }
+  button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
+  strong.error, .error { color: var(--vscode-errorForeground); }
 </style>
 </head>
 <body>
 <div id="root">${body}</div>
+<form id="ask">
+  <textarea id="message" rows="2" placeholder="Ask Cortex (Enter sends, Shift+Enter: new line)" aria-label="Ask Cortex"></textarea>
+  <div class="buttons">
+    <button type="submit" id="send">Ask</button>
+    <button type="button" class="secondary" id="stop">Stop</button>
+    <button type="button" class="secondary" id="again">Regenerate</button>
+    <button type="button" class="secondary" id="new">New Session</button>
+  </div>
+</form>
 <script nonce="${n}">
+  const vscode = typeof acquireVsCodeApi === "function" ? acquireVsCodeApi() : undefined;
   const root = document.getElementById("root");
+  const form = document.getElementById("ask");
+  const box = document.getElementById("message");
+  const post = (msg) => { if (vscode) { vscode.postMessage(msg); } };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = box.value.trim();
+    if (text) { post({ type: "ask", text }); box.value = ""; }
+  });
+  box.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+  });
+  document.getElementById("stop").addEventListener("click", () => post({ type: "stop" }));
+  document.getElementById("again").addEventListener("click", () => post({ type: "regenerate" }));
+  document.getElementById("new").addEventListener("click", () => post({ type: "newSession" }));
   window.addEventListener("message", (event) => {
     const msg = event.data;
     if (msg && msg.type === "render" && typeof msg.html === "string") {
@@ -62,29 +95,70 @@ export function panelHtml(n: string, body: string): string {
 </html>`;
 }
 
-export class AnswerPanel implements vscode.Disposable {
+export type ChatMessage = { type: "ask"; text: string } | { type: "stop" | "regenerate" | "newSession" };
+
+export const CHAT_VIEW_ID = "cortex.chat";
+
+function parseChatMessage(raw: unknown): ChatMessage | undefined {
+  if (typeof raw !== "object" || raw === null) {
+    return undefined;
+  }
+  const m = raw as { type?: unknown; text?: unknown };
+  if (m.type === "ask" && typeof m.text === "string" && m.text.trim()) {
+    return { type: "ask", text: m.text };
+  }
+  if (m.type === "stop" || m.type === "regenerate" || m.type === "newSession") {
+    return { type: m.type };
+  }
+  return undefined;
+}
+
+export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly transcript = new AnswerTranscript();
-  private panel: vscode.WebviewPanel | undefined;
+  private view: vscode.WebviewView | undefined;
   private readonly md: MarkdownIt = createRenderer();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private revealing = false;
 
-  /** Show the panel beside the editor without taking focus. */
+  constructor(private readonly onMessage: (msg: ChatMessage) => void) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [] };
+    view.webview.html = panelHtml(nonce(), this.html());
+    view.webview.onDidReceiveMessage((raw) => {
+      const msg = parseChatMessage(raw);
+      if (msg) {
+        this.onMessage(msg);
+      }
+    });
+    view.onDidDispose(() => {
+      this.view = undefined;
+    });
+  }
+
+  /** Show the chat view without taking focus from the editor. */
   reveal(): void {
-    if (this.panel) {
-      this.panel.reveal(vscode.ViewColumn.Beside, true);
+    if (this.view) {
+      this.view.show(true);
       this.flush();
       return;
     }
-    this.panel = vscode.window.createWebviewPanel(
-      "cortex.answer",
-      "Cortex",
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, enableCommandUris: false, localResourceRoots: [], retainContextWhenHidden: true },
-    );
-    this.panel.webview.html = panelHtml(nonce(), this.html());
-    this.panel.onDidDispose(() => {
-      this.panel = undefined;
-    });
+    if (this.revealing) {
+      return;
+    }
+    this.revealing = true;
+    void Promise.resolve(vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`))
+      .then(() => vscode.commands.executeCommand("workbench.action.focusActiveEditorGroup"))
+      .then(
+        () => {
+          this.revealing = false;
+          this.flush();
+        },
+        () => {
+          this.revealing = false;
+        },
+      );
   }
 
   /** Re-render soon (coalesces bursts of token events). */
@@ -103,8 +177,8 @@ export class AnswerPanel implements vscode.Disposable {
   }
 
   private flush(): void {
-    if (this.panel) {
-      void this.panel.webview.postMessage({ type: "render", html: this.html() });
+    if (this.view) {
+      void this.view.webview.postMessage({ type: "render", html: this.html() });
     }
   }
 
@@ -112,6 +186,5 @@ export class AnswerPanel implements vscode.Disposable {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
     }
-    this.panel?.dispose();
   }
 }

@@ -83,6 +83,9 @@ export interface AgentResult {
   edits?: EditResult[];
   stop_reason?: string;
   elapsed_ms?: number;
+  backend?: string;
+  model?: string;
+  notes?: string[];
 }
 
 /** The result of `cortex.run` (the sandbox; no model, no events). */

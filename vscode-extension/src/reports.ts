@@ -67,7 +67,10 @@ export function renderMemoryHits(query: string, hits: readonly MemoryHit[]): str
   return hits
     .map((h) => {
       const score = typeof h.score === "number" ? ` (${h.score.toFixed(2)})` : "";
-      return `- **${escapeMarkdown(h.type ?? "memory")}**${score} ${escapeMarkdown(h.text ?? h.content ?? "")} — id \`${h.id.replace(/`/g, "")}\``;
+      // one list item per hit, whatever its text holds: line breaks become ↵, long text is clipped
+      const oneLine = (h.text ?? h.content ?? "").replace(/\s*\n\s*/g, " ↵ ").trim();
+      const clipped = oneLine.length > 300 ? `${oneLine.slice(0, 300)}…` : oneLine;
+      return `- **${escapeMarkdown(h.type ?? "memory")}**${score} ${escapeMarkdown(clipped)} — id \`${h.id.replace(/`/g, "")}\``;
     })
     .join("\n");
 }

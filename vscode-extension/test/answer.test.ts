@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { AnswerTranscript, escapeMarkdown, fence, summarise } from "../src/answer";
+import { AnswerTranscript, demoteHeadings, escapeMarkdown, fence, shortArgs, summarise } from "../src/answer";
 
 suite("AnswerTranscript", () => {
   test("streams a run: plan, step, tool call, tokens, edit, done", () => {
@@ -98,5 +98,53 @@ suite("markdown helpers", () => {
   test("summarise counts calls and edits", () => {
     assert.strictEqual(summarise({ stop_reason: "cancelled" }), "cancelled");
     assert.strictEqual(summarise({ stop_reason: "answered", tool_calls: [{}, {}], elapsed_ms: 200 }), "answered · 2 tool calls · 0.2 s");
+  });
+});
+
+suite("failed runs read as errors", () => {
+  test("model unavailable: the answer is an error block, the summary is words", () => {
+    const t = new AnswerTranscript();
+    const key = t.begin("Ask: hi");
+    t.complete(key, { answer: "Cannot reach Ollama at http://127.0.0.1:11434.", stop_reason: "model_unavailable" });
+    const md = t.render();
+    assert.match(md, /\*\*Error:\*\* Cannot reach Ollama/);
+    assert.match(md, /model unavailable/);
+    assert.doesNotMatch(md, /model_unavailable/);
+  });
+});
+
+suite("answers that read well", () => {
+  test("a tool call and its result are one line with short arguments, no raw JSON", () => {
+    const t = new AnswerTranscript();
+    t.begin("Ask: save it");
+    t.apply({ run_id: "r", type: "plan", data: { kind: "tools", steps: ["Write notes.txt"] } });
+    t.apply({ run_id: "r", type: "step_start", data: { description: "Write notes.txt" } });
+    t.apply({ run_id: "r", type: "step_start", data: { description: "Write notes.txt" } });
+    t.apply({ run_id: "r", type: "tool_call", data: { tool: "write_file", arguments: { path: "notes.txt", content: "x".repeat(200) } } });
+    t.apply({ run_id: "r", type: "edit", data: { uri: "file:///w/notes.txt", kind: "create", applied: false } });
+    t.apply({ run_id: "r", type: "tool_result", data: { tool: "write_file", success: false, output: "Not written: refused\nmore" } });
+    const md = t.render();
+    assert.match(md, /✘ \*\*write\\_file\*\* `path: notes\.txt · content: x{40}…` — Not written: refused/);
+    assert.doesNotMatch(md, /```/);
+    assert.match(md, /notes\\\.txt — not written/);
+    assert.strictEqual(md.split("▶").length, 2, "a repeated step label is shown once");
+  });
+
+  test("a trivial direct plan is not shown; answer headings sit below the run title", () => {
+    const t = new AnswerTranscript();
+    t.begin("Ask: hi");
+    t.apply({ run_id: "d", type: "plan", data: { kind: "direct", steps: ["Answer directly"] } });
+    t.apply({ run_id: "d", type: "step_start", data: { description: "Answer directly" } });
+    t.apply({ run_id: "d", type: "token", data: { value: "# Title\n\n```\n# not a heading\n```\n" } });
+    const md = t.render();
+    assert.doesNotMatch(md, /Plan|Answer directly/);
+    assert.match(md, /^#### Title$/m);
+    assert.match(md, /^# not a heading$/m);
+  });
+
+  test("helpers", () => {
+    assert.strictEqual(shortArgs('{"a": 1, "b": "two  words"}'), "a: 1 · b: two words");
+    assert.strictEqual(shortArgs("not json"), "not json");
+    assert.strictEqual(demoteHeadings("## x\ntext"), "##### x\ntext");
   });
 });

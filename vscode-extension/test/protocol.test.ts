@@ -47,6 +47,16 @@ suite("reports", () => {
     assert.match(renderMemoryHits("x*", []), /No memories match “x\\\*”/);
   });
 
+  test("a multi-line memory hit stays one list item", () => {
+    const md = renderMemoryHits("q", [
+      { id: "a", type: "episodic", text: "line one\n\n- not a list\nline three", score: 0.9 },
+      { id: "b", type: "semantic", text: "second", score: 0.4 },
+    ]);
+    const items = md.split("\n");
+    assert.strictEqual(items.length, 2, md);
+    assert.match(items[0], /line one ↵ \\- not a list ↵ line three — id `a`/);
+  });
+
   test("run results show output, or why the code was not run", () => {
     const ok = renderRunResult({ ran: true, stdout: "3\n", stderr: "", value: null, error: null, duration_ms: 12 });
     assert.match(ok, /\*\*Output\*\*[\s\S]*3/);

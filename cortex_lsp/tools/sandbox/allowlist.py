@@ -291,6 +291,10 @@ class Guards:
             return obj
         return _ItemWriter(obj)
 
+    def write_private(self, obj: Any) -> Any:
+        """``_write_private_``: the target of ``obj._name = ...`` / ``del obj._name``, checked by name."""
+        return _PrivateWriter(obj, self)
+
     def setattr(self, obj: Any, name: object, value: Any) -> None:
         if not isinstance(name, str):
             raise TypeError("attribute name must be a string")
@@ -395,6 +399,24 @@ class _SafeFormatter(string.Formatter):
         for is_attr, key in rest:
             obj = self._guards.getattr(obj, key) if is_attr else obj[key]
         return obj, first
+
+
+class _PrivateWriter:
+    """Forwards ``_name`` writes to ``target`` through :meth:`Guards.setattr` / :meth:`Guards.delattr`."""
+
+    __slots__ = ("guards", "target")
+    guards: Guards
+    target: Any
+
+    def __init__(self, target: Any, guards: Guards) -> None:
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "guards", guards)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.guards.setattr(self.target, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self.guards.delattr(self.target, name)
 
 
 class _ItemWriter:

@@ -100,6 +100,8 @@ class RootBinds:
 
     args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the hidden entries covered (compared again before a waiting worker is used)
+    hidden: frozenset[str] = frozenset()
 
 
 def hidden_entries(root: Path, limit: int = MAX_SCANNED_ENTRIES) -> list[tuple[str, bool]] | None:
@@ -140,7 +142,21 @@ def root_binds(roots: Sequence[Path]) -> RootBinds:
         binds.args += ["--ro-bind", str(real), str(real)]
         for path, is_dir in sorted(hidden):
             binds.args += ["--tmpfs", path] if is_dir else ["--ro-bind", os.devnull, path]
+        binds.hidden |= {path for path, _ in hidden}
     return binds
+
+
+def hidden_now(roots: Sequence[Path]) -> frozenset[str] | None:
+    """The hidden entries below ``roots`` right now (``None`` when a folder is too large to scan)."""
+    found: set[str] = set()
+    for root in roots:
+        real = Path(root).resolve()
+        if real.is_dir():
+            hidden = hidden_entries(real)
+            if hidden is None:
+                return None
+            found |= {path for path, _ in hidden}
+    return frozenset(found)
 
 
 @contextlib.contextmanager

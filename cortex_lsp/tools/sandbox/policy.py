@@ -153,7 +153,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node = self.node_contents_visit(node)
             if isinstance(node.ctx, ast.Load):
                 return _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
-            node.value = _call("_write_", [node.value], node.value)
+            node.value = _call("_write_private_", [node.value], node.value)  # checks the name too
             return node
         return super().visit_Attribute(node)
 

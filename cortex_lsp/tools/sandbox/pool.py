@@ -25,6 +25,7 @@ from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox.isolation import (
     IsolationPlan,
     bwrap_argv,
+    hidden_now,
     plan_isolation,
     root_binds,
     seccomp_pipe,
@@ -68,6 +69,8 @@ class _Worker:
     roots: tuple[str, ...]
     #: what the worker's start-up and bubblewrap could not put in place (one note each)
     missing: list[str] = field(default_factory=list)
+    #: the hidden entries bubblewrap covered when the worker started (``None``: no bubblewrap)
+    hidden: frozenset[str] | None = None
 
 
 def _encode(payload: dict[str, Any]) -> bytes:
@@ -160,11 +163,13 @@ class SandboxPool:
     async def _spawn(self, roots: tuple[str, ...]) -> _Worker:
         plan = await self.isolation()
         missing: list[str] = []
+        hidden: frozenset[str] | None = None
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
         with seccomp_pipe() as seccomp_fd:
             if plan.bwrap:
                 binds = await asyncio.to_thread(root_binds, [Path(r) for r in roots])
                 missing += binds.notes
+                hidden = binds.hidden
                 if seccomp_fd is None:
                     missing.append("bubblewrap runs without the seccomp filter (not x86_64)")
                 argv = bwrap_argv(plan.bwrap, worker_command(), [], binds=binds, seccomp_fd=seccomp_fd)
@@ -201,7 +206,7 @@ class SandboxPool:
         except BaseException:  # cancelled while starting: don't leave the process behind
             self._discard(_Worker(proc=proc, roots=roots))
             raise
-        return _Worker(proc=proc, roots=roots, missing=missing)
+        return _Worker(proc=proc, roots=roots, missing=missing, hidden=hidden)
 
     async def _reap(self, proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(Exception):
@@ -296,6 +301,12 @@ class SandboxPool:
         key = _roots_key(roots)
         try:
             worker = await self._take(key)
+            if worker.hidden is not None:
+                # a hidden file made after the waiting worker started would be visible in its bind
+                now = await asyncio.to_thread(hidden_now, [Path(r) for r in key])
+                if now != worker.hidden:
+                    self._discard(worker)
+                    worker = await self._spawn(key)
         except SandboxStartError as exc:
             return result(error=f"Not run: {exc}")
         timeout = self._settings.code_exec_timeout_seconds

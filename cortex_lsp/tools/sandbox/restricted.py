@@ -165,6 +165,7 @@ def make_globals(
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": run.write,
+        "_write_private_": run.write_private,
         "_inplacevar_": inplace_var,
         "_apply_": lambda func, *args, **kwargs: func(*args, **kwargs),
         "_print_": lambda *_args: collector,

@@ -32,6 +32,9 @@ local defaults = {
   cmd_env = nil,
   -- also look for <root>/.venv/bin/cortex-lsp (runs a binary from the opened project: opt-in)
   use_workspace_venv = false,
+  -- the workspace folder: nil (cwd if the file is under it, else the nearest .git), a path, or
+  -- function(fname) -> path|nil
+  root_dir = nil,
   -- server settings (snake_case or camelCase), sent as initializationOptions.cortex and as the
   -- "cortex" section of workspace/configuration
   settings = {},
@@ -87,6 +90,13 @@ local function on_progress(token, value)
   elseif value.kind == 'end' then
     entry.message = value.message or 'done'
     state.progress[token] = nil
+    -- the statusline component clears a moment after the last run ends
+    vim.defer_fn(function()
+      if next(state.progress) == nil then
+        state.status = ''
+        pcall(vim.cmd, 'redrawstatus')
+      end
+    end, 3000)
   end
   state.status = string.format('%s: %s', entry.title or 'Cortex', entry.message or '')
   if state.opts and state.opts.echo_progress then
@@ -192,8 +202,37 @@ local function handlers()
 end
 
 -- Starting ------------------------------------------------------------------------------------
-local function root_for(path)
-  return compat.git_root(path) or vim.loop.cwd()
+-- The workspace for a file: setup{root_dir=…} (a path, or a function(fname) returning one or nil);
+-- else the current directory when the file is under it (`cd workspace; nvim stats.py` makes
+-- `workspace` the root, even inside a bigger repository), unless the cwd is / or $HOME; else the
+-- nearest folder with a `.git`; else the file's own folder.
+local function strip_slash(dir)
+  return (#dir > 1 and dir:sub(-1) == '/') and dir:sub(1, -2) or dir
+end
+
+function M.root_for(path)
+  local custom = state.opts and state.opts.root_dir
+  if type(custom) == 'function' then
+    local ok, dir = pcall(custom, path)
+    if ok and type(dir) == 'string' and dir ~= '' then
+      return strip_slash(vim.fn.fnamemodify(dir, ':p'))
+    end
+  elseif type(custom) == 'string' and custom ~= '' then
+    return strip_slash(vim.fn.fnamemodify(custom, ':p'))
+  end
+  local cwd = strip_slash(vim.fn.fnamemodify(vim.loop.cwd(), ':p'))
+  local file = path ~= '' and vim.fn.fnamemodify(path, ':p') or ''
+  local home = strip_slash(vim.fn.fnamemodify(vim.loop.os_homedir() or '', ':p'))
+  if file ~= '' and cwd ~= '/' and cwd ~= home and file:sub(1, #cwd + 1) == cwd .. '/' then
+    return cwd
+  end
+  return compat.git_root(file ~= '' and file or cwd) or (file ~= '' and vim.fn.fnamemodify(file, ':h')) or cwd
+end
+
+local root_for = M.root_for
+
+function M.options()
+  return state.opts
 end
 
 local function server_cmd(root)
@@ -209,6 +248,7 @@ local function server_cmd(root)
   end
   return { 'cortex-lsp' }
 end
+M.server_cmd = server_cmd
 
 local function is_file_buffer(bufnr)
   if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then
@@ -242,6 +282,10 @@ function M.attach(bufnr)
     init_options = { cortex = settings },
     settings = { cortex = settings },
     flags = { debounce_text_changes = 80 },
+    -- 0.10+: code actions also see pyright's/ruff's diagnostics (cortex/diagnostics.lua)
+    on_attach = function(client)
+      require('cortex.diagnostics').attach(client)
+    end,
   }
   if compat.has_start then
     return vim.lsp.start(config, { bufnr = bufnr })
@@ -354,7 +398,12 @@ function M.execute(command, args, on_result, bufnr)
     end
   end
   local arguments = args ~= nil and { compat.as_object(args) } or {}
-  compat.request(client, 'workspace/executeCommand', { command = command, arguments = arguments }, function(err, result)
+  -- our own workDoneToken: the server reports progress on it at once (no window/workDoneProgress/create
+  -- round trip to wait for)
+  state.token_counter = (state.token_counter or 0) + 1
+  local params = { command = command, arguments = arguments,
+                   workDoneToken = string.format('cortex-nvim-%d-%d', vim.fn.getpid(), state.token_counter) }
+  compat.request(client, 'workspace/executeCommand', params, function(err, result)
     if err then
       if key then
         state.ui:fail(key, err.message or vim.inspect(err))
@@ -362,6 +411,15 @@ function M.execute(command, args, on_result, bufnr)
       vim.notify('Cortex: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif key then
       state.ui:complete(key, result)
+      if type(result) == 'table' and result.stop_reason == 'model_unavailable' then
+        if not state.model_down_shown then -- once, until a run answers again
+          state.model_down_shown = true
+          vim.notify('Cortex: ' .. tostring(result.answer) .. '\nCheck settings.ollama_base_url in setup{} or run :CortexDoctor.',
+            vim.log.levels.ERROR)
+        end
+      elseif type(result) == 'table' and result.stop_reason == 'answered' then
+        state.model_down_shown = false
+      end
       if type(result) == 'table' and type(result.session_id) == 'string' then
         state.session_id = result.session_id
       end
@@ -500,6 +558,20 @@ local function create_commands()
       end
     end)
   end, { desc = 'Start a new Cortex session' })
+  cmd('CortexRuns', function()
+    local items = state.ui:run_list()
+    vim.ui.select(items, {
+      prompt = 'Cortex runs',
+      format_item = function(item) return item.label end,
+    }, function(choice)
+      if choice then
+        state.ui:show_run(choice.key)
+      end
+    end)
+  end, { desc = 'Pick a run to show in the answer window' })
+  cmd('CortexClose', function()
+    state.ui:close()
+  end, { desc = 'Close the answer window (from anywhere)' })
   cmd('CortexAnswer', function()
     state.ui:show(true)
   end, { desc = 'Show (and focus) the Cortex answer window' })

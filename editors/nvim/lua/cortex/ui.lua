@@ -23,8 +23,17 @@ local function basename(uri)
   end))
 end
 
+local STOP_LABELS = {
+  model_unavailable = 'model unavailable',
+  step_budget = 'stopped: step budget used up',
+  time_budget = 'stopped: time budget used up',
+  error = 'failed',
+}
+M.FAILED = { model_unavailable = true, error = true }
+
 function M.summary(result)
-  local parts = { str(result.stop_reason, 'done') }
+  local stop = str(result.stop_reason, 'done')
+  local parts = { STOP_LABELS[stop] or stop }
   local calls = type(result.tool_calls) == 'table' and #result.tool_calls or 0
   local edits = type(result.edits) == 'table' and #result.edits or 0
   if calls > 0 then
@@ -127,7 +136,16 @@ local function finish(run, data)
   if run.finished then
     return
   end
-  if type(data.answer) == 'string' and data.answer ~= '' then
+  if type(data.answer) == 'string' and data.answer ~= '' and M.FAILED[str(data.stop_reason)] then
+    local kept = {}
+    for _, b in ipairs(run.blocks) do
+      if b.kind ~= 'text' then
+        table.insert(kept, b)
+      end
+    end
+    table.insert(kept, { kind = 'line', text = 'Error: ' .. data.answer })
+    run.blocks = kept
+  elseif type(data.answer) == 'string' and data.answer ~= '' then
     set_answer(run, data.answer)
   end
   table.insert(run.blocks, { kind = 'done', text = M.summary(data) })
@@ -165,7 +183,9 @@ function M:apply(event)
   elseif t == 'done' then
     finish(run, d)
   end
-  self.current = run
+  -- the window keeps showing the run it shows (the newest one started); another run's events do not
+  -- take it over, so two runs don't fight: `]r` / `[r` / :CortexRuns switch
+  self.current = self.current or run
   return run.key
 end
 
@@ -233,7 +253,13 @@ function M:text(run)
   return table.concat(self:lines(run), '\n')
 end
 
--- Float ---------------------------------------------------------------------------------------
+-- Window ---------------------------------------------------------------------------------------
+-- Where it opens (`float.position`): 'right' (default: a side float over the right part of the
+-- editor, full height, so the code stays visible), 'center' (the classic float), or 'split' (a real
+-- vertical split on the right). Markdown is rendered with treesitter where available (0.10+) and
+-- conceal; lines wrap at word boundaries; the title (0.9+) shows the keys.
+local HINT = ' q/<Esc> close · ]r [r other runs · :CortexRuns '
+
 function M:_ensure_buf()
   if self.buf and vim.api.nvim_buf_is_valid(self.buf) then
     return self.buf
@@ -242,42 +268,127 @@ function M:_ensure_buf()
   vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
   vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
   pcall(vim.api.nvim_buf_set_name, buf, 'cortex://answer')
-  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '<cmd>close<cr>', { noremap = true, silent = true })
+  local function map(lhs, fn)
+    if vim.keymap and vim.keymap.set then
+      vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
+    end
+  end
+  map('q', function() self:close() end)
+  map('<Esc>', function() self:close() end)
+  map(']r', function() self:step_run(1) end)
+  map('[r', function() self:step_run(-1) end)
+  if vim.treesitter and vim.treesitter.start and vim.fn.has('nvim-0.10') == 1 then
+    pcall(vim.treesitter.start, buf, 'markdown')
+  end
   self.buf = buf
   return buf
+end
+
+function M:_window_config()
+  local fopts = self.opts.float or {}
+  local cols, rows = vim.o.columns, vim.o.lines
+  local position = fopts.position or 'right'
+  local config = { relative = 'editor', style = 'minimal', border = fopts.border or 'rounded' }
+  if position == 'center' then
+    local width = math.min(math.max(30, math.floor(cols * (fopts.width or 0.6))), cols - 2)
+    local height = math.min(math.max(6, math.floor(rows * (fopts.height or 0.5))), rows - 4)
+    config.width, config.height = width, height
+    config.row, config.col = math.floor((rows - height) / 2), math.floor((cols - width) / 2)
+  else
+    local width = math.min(math.max(30, math.floor(cols * (fopts.side_width or 0.4))), cols - 2)
+    config.width, config.height = width, math.max(3, rows - 4)
+    config.row, config.col = 0, cols - width - 2
+  end
+  if vim.fn.has('nvim-0.9') == 1 then
+    config.title = HINT
+    config.title_pos = 'right'
+  end
+  return config
 end
 
 function M:show(focus)
   local buf = self:_ensure_buf()
   if not (self.win and vim.api.nvim_win_is_valid(self.win)) then
     local fopts = self.opts.float or {}
-    local cols, rows = vim.o.columns, vim.o.lines
-    local width = math.max(30, math.floor(cols * (fopts.width or 0.6)))
-    local height = math.max(6, math.floor(rows * (fopts.height or 0.5)))
-    self.win = vim.api.nvim_open_win(buf, focus == true, {
-      relative = 'editor',
-      width = math.min(width, cols - 2),
-      height = math.min(height, rows - 4),
-      row = math.floor((rows - height) / 2),
-      col = math.floor((cols - width) / 2),
-      style = 'minimal',
-      border = fopts.border or 'rounded',
-    })
-    vim.api.nvim_win_set_option(self.win, 'wrap', true)
+    if fopts.position == 'split' then
+      local back = vim.api.nvim_get_current_win()
+      vim.cmd('botright vsplit')
+      self.win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(self.win, buf)
+      vim.api.nvim_win_set_width(self.win, math.max(30, math.floor(vim.o.columns * (fopts.side_width or 0.4))))
+      if not focus then
+        vim.api.nvim_set_current_win(back)
+      end
+    else
+      self.win = vim.api.nvim_open_win(buf, focus == true, self:_window_config())
+    end
+    for option, value in pairs({ wrap = true, linebreak = true, breakindent = true, conceallevel = 2 }) do
+      pcall(vim.api.nvim_win_set_option, self.win, option, value)
+    end
+    self.shown_key = nil
   elseif focus then
     vim.api.nvim_set_current_win(self.win)
   end
   self:refresh()
 end
 
+-- Show another run (+1 newer, -1 older) or the run with `key`.
+function M:step_run(delta)
+  for i, run in ipairs(self.runs) do
+    if run == self.current then
+      local other = self.runs[i + delta]
+      if other then
+        self.current = other
+        self:refresh()
+      end
+      return
+    end
+  end
+end
+
+function M:show_run(key)
+  local run = self:_find(key)
+  if run then
+    self.current = run
+    self:show(false)
+  end
+end
+
+-- Every run, newest first: { key, label } for a picker.
+function M:run_list()
+  local out = {}
+  for i = #self.runs, 1, -1 do
+    local run = self.runs[i]
+    local last = run.blocks[#run.blocks]
+    local state = run.finished and (last and last.kind == 'done' and last.text or 'done') or 'running'
+    table.insert(out, { key = run.key, label = string.format('%s — %s', run.title, state) })
+  end
+  return out
+end
+
+-- New content keeps the reader's place: the view follows the live end only while the cursor is on
+-- the last line; switching to a finished run shows it from the top, a running one from its live end.
 function M:refresh()
   if not (self.buf and vim.api.nvim_buf_is_valid(self.buf)) then
     return
   end
   local lines = self:lines()
+  local win_ok = self.win and vim.api.nvim_win_is_valid(self.win)
+  local follow = true
+  if win_ok and self.shown_key == (self.current and self.current.key) then
+    local cursor = vim.api.nvim_win_get_cursor(self.win)[1]
+    follow = cursor >= vim.api.nvim_buf_line_count(self.buf)
+  end
+  local switched = win_ok and self.shown_key ~= nil and self.shown_key ~= (self.current and self.current.key)
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
-  if self.win and vim.api.nvim_win_is_valid(self.win) then
-    pcall(vim.api.nvim_win_set_cursor, self.win, { #lines, 0 })
+  vim.api.nvim_buf_set_option(self.buf, 'modified', false)
+  if win_ok then
+    if switched and self.current and self.current.finished then
+      pcall(vim.api.nvim_win_set_cursor, self.win, { 1, 0 }) -- browsing an earlier run: from its top
+    elseif follow then
+      pcall(vim.api.nvim_win_set_cursor, self.win, { #lines, 0 })
+    end
+    self.shown_key = self.current and self.current.key
   end
 end
 

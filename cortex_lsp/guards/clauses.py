@@ -1,0 +1,463 @@
+"""The clause analysis behind :func:`cortex_lsp.guards.intent.parse_intent`.
+
+The user's own words (already cut by the provenance filters) are tokenised (file names, words,
+punctuation; contractions and French elisions undone), split into sentences and clauses (at ``, ; :``,
+"but", and before a conditional, reason or embedded-question word such as if/when/because/how/whether,
+in four languages), and each clause's verbs are looked up in the lemma tables of
+:mod:`cortex_lsp.guards.lexicon`. Every verb gets a polarity (a negator before it, or a clause-wide one
+such as "nicht", "pas", "nothing"; "don't forget to" is a request), a mood (imperative, request,
+question, past, conditional, statement) and its targets (the file names of its clause, with sources
+such as "from x.csv" left out; "update it" takes the file named before). The result is a list of
+:class:`Action` s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from cortex_lsp.guards import lexicon as lx
+
+__all__ = ["CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse"]
+
+#: verbs whose targets may be created
+CREATE_VERBS = frozenset({"save", "write", "create", "append"})
+#: verbs whose targets may be replaced when they exist
+REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append"})
+#: verbs that ask for a file even when the user names none
+SAVE_VERBS = frozenset({"save"})
+GRANTING_MOODS = ("imperative", "request")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One verb of the user's words with its polarity, mood and targets."""
+
+    verb: str
+    negated: bool
+    mood: str
+    targets: tuple[str, ...]
+    clause: str
+
+    @property
+    def grants(self) -> bool:
+        """Does this action ask for something to be done (not negated, imperative or request)?"""
+        return not self.negated and self.mood in GRANTING_MOODS
+
+
+# ------------------------------------------------------------------------------------------------
+# tokens
+
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
+_BARE_NAMES = (
+    "makefile|gnumakefile|dockerfile|containerfile|jenkinsfile|vagrantfile|procfile|gemfile|rakefile|"
+    "justfile|pipfile"
+)
+_FILE = (
+    r"(?<![\w@./-])(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9_-]{0,9}(?![\w/-])"
+    r"|(?<![\w@./-])\.[A-Za-z][\w-]*(?:[./][\w-]+)*(?![\w/-])"
+    rf"|\b(?:{_BARE_NAMES})\b"
+)
+_TOKEN = re.compile(rf"(?P<file>{_FILE})|(?P<word>\w+)|(?P<punct>[?!.,;:¿¡\n])", re.IGNORECASE)
+_ABBREVIATIONS = frozenset("e.g i.e z.b d.h u.a p.s a.m p.m u.s etc.pp".split())
+_CONTRACTION = re.compile(r"\b(can|won|shan|ain)'t\b|(\w)n't\b", re.IGNORECASE)
+_ELISION = re.compile(r"(?<![\w'])(qu|[ndljstmc])'(?=\w)", re.IGNORECASE)
+_BACKSLASH_PATH = re.compile(r"(?<=\w)\\(?=\w)")
+
+
+def _contraction(m: re.Match[str]) -> str:
+    if m.group(1):
+        word = m.group(1).lower()
+        return {"can": "can not", "won": "will not", "shan": "shall not", "ain": "is not"}[word]
+    return f"{m.group(2)} not"
+
+
+@dataclass
+class _Tok:
+    kind: str  # "file" | "word" | "punct"
+    text: str  # as typed (files) or lower-cased (words)
+
+
+def _tokens(text: str) -> list[_Tok]:
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    text = _URL.sub(" ", text)
+    text = re.sub(r"(?i)\bs'il\b", "s il", text)
+    text = _CONTRACTION.sub(_contraction, text)
+    text = _ELISION.sub(lambda m: m.group(1) + "e ", text)
+    text = _BACKSLASH_PATH.sub("/", text)
+    out: list[_Tok] = []
+    for m in _TOKEN.finditer(text):
+        if m.group("file"):
+            name = m.group("file")
+            if name.lower() in _ABBREVIATIONS:
+                out.append(_Tok("word", name.lower().replace(".", "")))
+            else:
+                out.append(_Tok("file", name))
+        elif m.group("word"):
+            out.append(_Tok("word", m.group("word").lower()))
+        else:
+            out.append(_Tok("punct", m.group("punct")))
+    return out
+
+
+def _phrase_words(phrase: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(t.text for t in _tokens(" ".join(phrase)) if t.kind == "word")
+
+
+_POLITE = tuple(_phrase_words(p) for p in lx.POLITE_STARTS)
+_REQUEST = tuple(_phrase_words(p) for p in lx.REQUEST_MARKERS)
+_PHRASES = tuple((_phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
+_NEG_PHRASES = tuple(_phrase_words(p) for p in lx.NEGATING_PHRASES)
+_ENCLITIC = re.compile(r"(?:melo|mela|selo|sela|los|las|nos|lo|la|le|les|me|te|se)$")
+_GENERIC_PAST = re.compile(r"^[a-z]{3,}ed$")
+_INTERJECTIONS = frozenset("no nein non nope".split())
+#: a verb right after one of these takes the mood of the verb before it ("remember to save")
+_LINKS = frozenset(("to", "zu", "de", "à"))
+#: a base-form verb right after one of these is a second imperative ("generate a list and save it"),
+#: unless a personal pronoun is its subject ("I read it and save copies")
+_AND = frozenset("and then or und dann oder et puis ou y luego o".split())
+_PERSONAL = frozenset("i we he she they ich wir er ihr je nous il elle ils elles yo él ella nosotros ellos".split())
+
+
+def _starts(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
+    return tuple(words[i : i + len(phrase)]) == phrase
+
+
+def _lookup(word: str) -> tuple[str, str] | None:
+    if word in lx.DETERMINERS:
+        return None
+    hit = lx.VERBS.get(word) or lx.VERBS.get(lx.strip_accents(word))
+    if hit is None:
+        bare = _ENCLITIC.sub("", lx.strip_accents(word))
+        if len(bare) >= 4 and bare != word:
+            hit = lx.VERBS.get(bare)
+            if hit is not None and hit[1] != "base":
+                hit = None
+    return hit
+
+
+# ------------------------------------------------------------------------------------------------
+# clauses
+
+
+@dataclass
+class _Clause:
+    toks: list[_Tok]
+    start: str = ""  # "" | "cond" | "reason" | "embedded"
+    question: bool = False
+    polite: bool = False
+    carried_negation: bool = False
+    carried_request: bool = False
+
+    @property
+    def words(self) -> list[str]:
+        return [t.text for t in self.toks if t.kind == "word"]
+
+    def text(self) -> str:
+        return " ".join(t.text for t in self.toks if t.kind != "punct" or t.text not in "\n")
+
+
+def _sentences(toks: list[_Tok]) -> list[list[_Tok]]:
+    out: list[list[_Tok]] = [[]]
+    for t in toks:
+        out[-1].append(t)
+        if t.kind == "punct" and t.text in ".!?\n":
+            out.append([])
+    return [s for s in out if any(t.kind != "punct" for t in s)]
+
+
+def _skip_fillers(words: list[str]) -> int:
+    i = 0
+    while i < len(words) and (words[i] in lx.FILLERS or words[i] in ("go", "ahead")):
+        i += 1
+    return i
+
+
+def _sentence_flags(sent: list[_Tok]) -> tuple[bool, bool]:
+    """(question, polite) for a sentence."""
+    words = [t.text for t in sent if t.kind == "word"]
+    if not words:
+        return False, False
+    i = _skip_fillers(words)
+    rest = words[i:]
+    polite = any(_starts(rest, 0, p) for p in _POLITE) or any(_starts(words, 0, p) for p in _POLITE)
+    if polite:
+        return False, True
+    asked = any(t.kind == "punct" and t.text in "?¿" for t in sent)
+    if not rest:
+        return asked, False
+    first = rest[0]
+    second = rest[1] if len(rest) > 1 else ""
+    if first in lx.STRONG_QUESTION_STARTS or (first == "por" and second == "qué"):
+        return True, False
+    if first in lx.SELF_MODALS | lx.INTERROGATIVE_STARTS and second in lx.SUBJECT_PRONOUNS | {"there", "you"}:
+        return True, False
+    return asked, False
+
+
+def _clauses(sent: list[_Tok]) -> list[_Clause]:
+    question, polite = _sentence_flags(sent)
+    clauses: list[_Clause] = [_Clause([], question=question, polite=polite)]
+    for t in sent:
+        cur = clauses[-1]
+        has_words = any(x.kind == "word" for x in cur.toks)
+        if t.kind == "punct" and t.text in ",;:":
+            clauses.append(_Clause([], question=question, polite=polite))
+            continue
+        if t.kind == "word" and has_words:
+            new = ""
+            if t.text in lx.COND_MARKERS:
+                new = "cond"
+            elif t.text in lx.REASON_MARKERS and t.text != "as":
+                new = "reason"
+            elif t.text in lx.MIDCLAUSE_QUESTION:
+                new = "embedded"
+            elif t.text in lx.SPLITTERS:
+                clauses.append(_Clause([], question=question, polite=polite))
+                continue
+            if new:
+                clauses.append(_Clause([t], start=new, question=question, polite=polite))
+                continue
+        elif t.kind == "word" and not has_words:
+            if t.text in lx.COND_MARKERS:
+                cur.start = "cond"
+            elif t.text in lx.REASON_MARKERS and t.text != "as":
+                cur.start = "reason"
+            elif t.text in lx.MIDCLAUSE_QUESTION and len(clauses) > 1:
+                cur.start = "embedded"
+        cur.toks.append(t)
+    return [c for c in clauses if c.toks]
+
+
+# ------------------------------------------------------------------------------------------------
+# verbs in a clause
+
+
+@dataclass
+class _Verb:
+    lemma: str
+    tense: str
+    index: int  # position in the clause's word list
+    negated: bool = False
+    mood: str = "statement"
+    files: list[str] = field(default_factory=list)
+
+
+def _find_verbs(words: list[str]) -> list[_Verb]:
+    verbs: list[_Verb] = []
+    i = 0
+    while i < len(words):
+        matched = False
+        for phrase, lemma, tense in _PHRASES:
+            if _starts(words, i, phrase):
+                verbs.append(_Verb(lemma, "ask" if lemma == "run" else tense, i))
+                i += len(phrase)
+                matched = True
+                break
+        if matched:
+            continue
+        hit = _lookup(words[i])
+        if hit is not None and not (i > 0 and words[i - 1] in lx.DETERMINERS):
+            verbs.append(_Verb(hit[0], hit[1], i))
+        i += 1
+    return verbs
+
+
+def _negations(words: list[str]) -> tuple[list[int], bool, bool]:
+    """(positions of preceding negators, a clause-wide negator present, "don't forget" present)."""
+    positions: list[int] = []
+    clause_wide = False
+    forget = any(w in lx.FORGET for w in words)
+    for i, w in enumerate(words):
+        if forget and (w in lx.PRECEDING_NEGATORS or w in lx.CLAUSE_NEGATORS or w == "do"):
+            nxt = words[i + 1 : i + 3]
+            if any(n in lx.FORGET for n in nxt) or (i > 0 and words[i - 1] in lx.FORGET):
+                continue
+        phrase = next((p for p in _NEG_PHRASES if _starts(words, i, p)), None)
+        if w in lx.CLAUSE_NEGATORS or (phrase is not None and phrase[0] == "no"):
+            clause_wide = True
+        elif w in lx.PRECEDING_NEGATORS or phrase is not None:
+            positions.append(i)
+    return positions, clause_wide, forget
+
+
+def _request_before(words: list[str], index: int) -> bool:
+    return any(_starts(words, i, p) for i in range(index) for p in _REQUEST)
+
+
+def _initial(words: list[str], index: int, negators: list[int]) -> bool:
+    """Is the verb at ``index`` the first real word of its clause (an imperative position)?"""
+    for j in range(index):
+        w = words[j]
+        if w in lx.FILLERS or w in lx.COORDINATORS or w in lx.FORGET or j in negators:
+            continue
+        if w in lx.PRECEDING_NEGATORS or w in lx.CLAUSE_NEGATORS:
+            continue
+        if w in ("do", "go", "ahead", "to", "zu", "de", "à", "a", "ne", "be", "sure", "make"):
+            continue
+        if any(_starts(words, k, p) for k in range(j + 1) for p in _REQUEST):
+            continue
+        return False
+    return True
+
+
+def _mood(clause: _Clause, verb: _Verb, words: list[str], negators: list[int], earlier: list[_Verb]) -> str:
+    if verb.tense == "ask":
+        return "request"
+    if clause.start == "cond":
+        return "conditional"
+    if clause.start == "embedded":
+        return "question"
+    if clause.question and not clause.polite:
+        return "question"
+    requested = clause.carried_request or _request_before(words, verb.index)
+    if verb.tense == "past" and not requested:
+        return "past"
+    if clause.start == "reason":
+        return "statement"
+    if verb.tense == "gerund":
+        return "statement"
+    if any(w in lx.PAST_AUX for w in words[: verb.index]):
+        return "past"
+    if requested or clause.polite:
+        return "request"
+    if _initial(words, verb.index, negators):
+        if any(w in lx.PAST_TIME for w in words) and any(
+            _GENERIC_PAST.match(w) or (lx.VERBS.get(w, ("", ""))[1] == "past")
+            for k, w in enumerate(words) if k != verb.index
+        ):
+            return "past"
+        return "imperative"
+    prev = earlier[-1] if earlier else None
+    before = words[verb.index - 1] if verb.index > 0 else ""
+    if prev is not None and before in _LINKS:
+        return prev.mood  # "remember to save …"
+    if before in _AND and verb.tense == "base":
+        if prev is not None and prev.mood in GRANTING_MOODS:
+            return prev.mood
+        if not any(w in _PERSONAL for w in words[: verb.index]):
+            return "imperative"  # "generate a todo list and save it to out.txt"
+    if verb.index == len(words) - 1 and not any(w in lx.SUBJECT_PRONOUNS for w in words[: verb.index]):
+        return "imperative"  # German verb-final infinitive: "die Zusammenfassung in x.md speichern"
+    if any(w in lx.PAST_TIME for w in words):
+        return "past"
+    return "statement"
+
+
+def _word_index(toks: list[_Tok]) -> list[int]:
+    """For each token, the index of the next word (files and punctuation sit between words)."""
+    out: list[int] = []
+    n = 0
+    for t in toks:
+        out.append(n)
+        if t.kind == "word":
+            n += 1
+    return out
+
+
+def _is_source(words: list[str], before: int) -> bool:
+    """Does the file whose next word index is ``before`` follow a source preposition ("from x.csv")?"""
+    j = before - 1
+    while j >= 0 and words[j] in lx.DETERMINERS:
+        j -= 1
+    if j < 0 or words[j] not in lx.SOURCE_PREPS:
+        return False
+    return not (words[j] in ("of", "de", "von") and j > 0 and words[j - 1] in lx.CONTENT_NOUNS)
+
+
+def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bool]:
+    """The clause's verbs with polarity, mood and targets; and whether its negation carries on."""
+    words = clause.words
+    verbs = _find_verbs(words)
+    negators, clause_wide, forget = _negations(words)
+    done: list[_Verb] = []
+    for verb in verbs:
+        verb.negated = clause.carried_negation or clause_wide or any(n < verb.index for n in negators)
+        if forget and not clause_wide and not any(
+            n < verb.index and words[n] not in ("not", "nicht", "ne", "no", "pas") for n in negators
+        ):
+            verb.negated = clause.carried_negation
+        verb.mood = _mood(clause, verb, words, negators, done)
+        done.append(verb)
+    index = _word_index(clause.toks)
+    for pos, tok in enumerate(clause.toks):
+        if tok.kind != "file" or not verbs:
+            continue
+        at = index[pos]
+        owner = next((v for v in reversed(verbs) if v.index < at), verbs[0])
+        if owner.lemma in CREATE_VERBS | REPLACE_VERBS and _is_source(words, at):
+            if owner.files or not (words[at - 1 : at] and words[at - 1] in ("of", "de", "von")):
+                continue
+        owner.files.append(tok.text)
+    for verb in verbs:  # "read notes.md and update it": the pronoun is the file named before
+        before = earlier_files + [
+            _normal_target(t.text) for p, t in enumerate(clause.toks) if t.kind == "file" and index[p] <= verb.index
+        ]
+        if verb.lemma in REPLACE_VERBS and not verb.files and before:
+            after = words[verb.index + 1 : verb.index + 4]
+            if any(w in lx.FILE_PRONOUNS or w in lx.FILE_NOUNS for w in after):
+                verb.files.append(before[-1])
+    carries = not verbs and bool(negators or clause_wide) and not forget and not (
+        set(words) <= _INTERJECTIONS
+    )
+    return verbs, carries
+
+
+def _normal_target(name: str) -> str:
+    text = name.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return text.lstrip("/")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the clause analysis found in the user's words."""
+
+    actions: tuple[Action, ...]
+    #: a granting save (or "write it to a file") that named no file
+    unnamed_save: bool
+    #: file names the user typed, in order
+    files: tuple[str, ...]
+    #: some sentence is a question (not a polite request)
+    any_question: bool
+
+
+def analyse(words: str) -> Analysis:
+    """The actions of ``words`` (the user's own words, after the provenance cuts)."""
+    actions: list[Action] = []
+    files: list[str] = []
+    unnamed = False
+    any_question = False
+    for sent in _sentences(_tokens(words)):
+        carried_neg = False
+        carried_req = False
+        last: Action | None = None
+        for clause in _clauses(sent):
+            clause.carried_negation = carried_neg
+            clause.carried_request = carried_req
+            any_question = any_question or (clause.question and not clause.polite)
+            verbs, carried_neg = _analyse(clause, files)
+            cwords = clause.words
+            carried_req = not verbs and any(w in lx.FORGET for w in cwords) and bool(
+                set(cwords) & (lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS)
+            )
+            clause_files = [_normal_target(t.text) for t in clause.toks if t.kind == "file"]
+            if not verbs and clause_files and last is not None and actions and actions[-1] is last:
+                extra = tuple(f for f in clause_files if f not in last.targets)
+                actions[-1] = last = Action(last.verb, last.negated, last.mood, last.targets + extra, last.clause)
+            text = clause.text()
+            for verb in verbs:
+                targets = tuple(dict.fromkeys(_normal_target(f) for f in verb.files))
+                action = Action(verb.lemma, verb.negated, verb.mood, targets, text)
+                actions.append(action)
+                last = action
+                if action.grants and not targets and (
+                    verb.lemma in SAVE_VERBS
+                    or (verb.lemma in CREATE_VERBS and any(w in lx.FILE_NOUNS for w in cwords))
+                ):
+                    unnamed = True
+            for f in clause_files:
+                if f not in files:
+                    files.append(f)
+    return Analysis(tuple(actions), unnamed, tuple(files), any_question)

@@ -1,0 +1,113 @@
+"""The Neovim answer window, in real Neovim 0.7 and 0.11 (the plugin's UI module, no server): a side
+float that leaves the code visible, wraps at word boundaries, keeps the reader's place while text
+streams in, closes with q/<Esc>, and two runs don't fight over it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.editors.nvim_support import PLUGIN, find_nvims
+
+pytestmark = [pytest.mark.editor]
+
+NVIMS = find_nvims()
+
+PROBE = r"""
+vim.o.columns, vim.o.lines = 160, 40
+local UI = require('cortex.ui')
+local ui = UI.new({ float = {} })
+local out = {}
+local function event(run_id, type_, data) ui:apply({ run_id = run_id, type = type_, data = data or {} }) end
+ui:begin('Ask: first')
+event('A', 'plan', { kind = 'direct', steps = { 'Answer directly' } })
+for i = 1, 60 do event('A', 'token', { value = 'line ' .. i .. '\n' }) end
+ui:show(false)
+local win = ui.win
+local config = vim.api.nvim_win_get_config(win)
+out.col = type(config.col) == 'table' and config.col[false] or config.col
+out.width = vim.api.nvim_win_get_width(win)
+out.focused = vim.api.nvim_get_current_win() == win
+out.wrap = vim.api.nvim_win_get_option(win, 'wrap')
+out.linebreak = vim.api.nvim_win_get_option(win, 'linebreak')
+out.title = config.title ~= nil and config.title ~= '' and vim.inspect(config.title) or vim.NIL
+out.follow_end = vim.api.nvim_win_get_cursor(win)[1] == vim.api.nvim_buf_line_count(ui.buf)
+-- the reader scrolls up; more text streams in: the place is kept
+vim.api.nvim_win_set_cursor(win, { 3, 0 })
+event('A', 'token', { value = 'more text\n' })
+out.kept_place = vim.api.nvim_win_get_cursor(win)[1]
+-- a second run starts: the window shows it; the first run's events don't take the window back
+ui:begin('Ask: second')
+event('B', 'plan', { kind = 'direct', steps = { 'Answer directly' } })
+event('A', 'token', { value = 'late A text\n' })
+ui:refresh()
+out.shown_after_other_events = ui.current.title
+ui:step_run(-1)
+out.after_prev = ui.current.title
+out.runs = #ui:run_list()
+-- q closes it
+vim.api.nvim_set_current_win(win)
+vim.api.nvim_feedkeys('q', 'x', false)
+out.closed = not vim.api.nvim_win_is_valid(win)
+vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.PROBE_OUT)
+"""
+
+
+@pytest.mark.parametrize("label", ["0.7", "0.11"])
+def test_answer_window(label: str, tmp_path: Path) -> None:
+    nvim = NVIMS[label]
+    if nvim.path is None:
+        pytest.skip(nvim.why_missing)
+    probe = tmp_path / "probe.lua"
+    probe.write_text(PROBE)
+    out = tmp_path / "out.json"
+    proc = subprocess.run(
+        [nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
+         "-c", f"luafile {probe}", "-c", "qa!"],
+        env={"PROBE_OUT": str(out), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.exists(), proc.stderr + proc.stdout
+    seen = json.loads(out.read_text())
+    assert seen["col"] >= 80, seen            # a side float: the left of the editor (the code) stays visible
+    assert seen["width"] <= 80, seen
+    assert seen["focused"] is False           # it does not steal focus
+    assert seen["wrap"] is True and seen["linebreak"] is True
+    if label != "0.7":
+        assert seen["title"] is not None and "close" in seen["title"]  # key hints in the title (0.9+)
+    assert seen["follow_end"] is True         # while at the end, it follows the stream
+    assert seen["kept_place"] == 3            # scrolled up: new text does not reset the place
+    assert seen["shown_after_other_events"] == "Ask: second"
+    assert seen["after_prev"] == "Ask: first"
+    assert seen["runs"] == 2
+    assert seen["closed"] is True
+
+
+FAILED_PROBE = r"""
+local UI = require('cortex.ui')
+local ui = UI.new({ float = {} })
+local key = ui:begin('Ask: hi')
+ui:apply({ run_id = 'A', type = 'token', data = { value = 'partial' } })
+ui:complete(key, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
+vim.fn.writefile(vim.split(ui:text(), '\n'), vim.env.PROBE_OUT)
+"""
+
+
+@pytest.mark.parametrize("label", ["0.7", "0.11"])
+def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
+    nvim = NVIMS[label]
+    if nvim.path is None:
+        pytest.skip(nvim.why_missing)
+    probe = tmp_path / "probe.lua"
+    probe.write_text(FAILED_PROBE)
+    out = tmp_path / "out.txt"
+    subprocess.run([nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
+                    "-c", f"luafile {probe}", "-c", "qa!"],
+                   env={"PROBE_OUT": str(out), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    text = out.read_text()
+    assert "Error: The Ollama server is not answering." in text
+    assert "model unavailable" in text and "model_unavailable" not in text
+    assert "partial" not in text
