@@ -79,6 +79,15 @@ def install(out: TextIO, threshold_ms: float) -> None:
 def serve() -> None:
     out = open(os.environ["CORTEX_LAG_FILE"], "a", buffering=1)  # lives as long as the server
     install(out, float(os.environ.get("CORTEX_LAG_MS", "2")))
+    if os.environ.get("BENCH_LAG_NO_FREEZE"):  # compare: the warm-up without gc.freeze()
+        from cortex_lsp.server import warmup
+
+        original_warm = warmup.warm
+
+        async def warm_unfrozen(ls: Any, modules: Any = warmup.MODULES, *, freeze: bool = True) -> Any:
+            return await original_warm(ls, modules, freeze=False)
+
+        warmup.warm = warm_unfrozen  # type: ignore[assignment]
     from cortex_lsp.cli import main
 
     sys.argv = ["cortex-lsp"]
@@ -146,8 +155,11 @@ def main() -> None:
     out = Path(tempfile.gettempdir()) / f"cortex-looplag-{os.getpid()}.txt"
     # the benchmark's Session spawns ``sys.executable -m cortex_lsp``: point it at this module instead
     lsp_bench.SERVER_MODULE = "benchmarks.looplag"
+    if "--no-freeze" in sys.argv:
+        os.environ["BENCH_LAG_NO_FREEZE"] = "1"
     window: list[float] = []
-    busy = asyncio.run(drive(int(sys.argv[2]) if len(sys.argv) > 2 else 1000, 200, out, window))
+    count = next((int(a) for a in sys.argv[2:] if a.isdigit()), 1000)
+    busy = asyncio.run(drive(count, 200, out, window))
     print(f"{len(busy)} codeActions while a run streams at 200 tokens/s: median {ms(pct(busy, 0.5))}, "
           f"p99 {ms(pct(busy, 0.99))}, p99.9 {ms(pct(busy, 0.999))}, max {ms(max(busy))}")
     print("while measuring:\n" + summary(out, *window))
