@@ -37,13 +37,14 @@ def install(out: TextIO, threshold_ms: float) -> None:
     original = asyncio.events.Handle._run
 
     def timed(self: Any) -> None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             original(self)
         finally:
             took = (time.perf_counter() - started) * 1000
             if took >= threshold_ms:
-                out.write(f"loop {time.time():.3f} {took:.2f} {_describe(self)}\n")
+                used = (time.thread_time() - cpu) * 1000
+                out.write(f"loop {time.time():.3f} {took:.2f} {_describe(self)} [cpu {used:.2f}]\n")
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
 
@@ -52,14 +53,15 @@ def install(out: TextIO, threshold_ms: float) -> None:
     handle = JsonRPCProtocol.handle_message
 
     def timed_message(self: Any, message: Any) -> None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             handle(self, message)
         finally:
             took = (time.perf_counter() - started) * 1000
             if took >= threshold_ms:
                 what = getattr(message, "method", None) or "response"
-                out.write(f"msg {time.time():.3f} {took:.2f} {what}\n")
+                used = (time.thread_time() - cpu) * 1000
+                out.write(f"msg {time.time():.3f} {took:.2f} {what} [cpu {used:.2f}]\n")
 
     JsonRPCProtocol.handle_message = timed_message  # type: ignore[method-assign]
     gc_started: list[float] = [0.0]
@@ -77,6 +79,15 @@ def install(out: TextIO, threshold_ms: float) -> None:
 def serve() -> None:
     out = open(os.environ["CORTEX_LAG_FILE"], "a", buffering=1)  # lives as long as the server
     install(out, float(os.environ.get("CORTEX_LAG_MS", "2")))
+    if os.environ.get("BENCH_LAG_NO_FREEZE"):  # compare: the warm-up without gc.freeze()
+        from cortex_lsp.server import warmup
+
+        original_warm = warmup.warm
+
+        async def warm_unfrozen(ls: Any, modules: Any = warmup.MODULES, *, freeze: bool = True) -> Any:
+            return await original_warm(ls, modules, freeze=False)
+
+        warmup.warm = warm_unfrozen  # type: ignore[assignment]
     from cortex_lsp.cli import main
 
     sys.argv = ["cortex-lsp"]
@@ -86,14 +97,20 @@ def serve() -> None:
 def summary(path: Path, since: float = 0.0, until: float = float("inf")) -> str:
     """The slow callbacks and collections between ``since`` and ``until`` (``time.time()``)."""
     loop: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
+    cpu: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
     gcs: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
     for line in path.read_text().splitlines():
         kind, at, took, what = [*line.split(" ", 3), ""][:4]
         if since <= float(at) <= until:
-            (gcs[kind] if kind.startswith("gc") else loop[f"{kind} {what}"]).append(float(took))
-    lines = ["slow loop callbacks and message handlers (≥ threshold): count, max ms, total ms, what"]
+            if kind.startswith("gc"):
+                gcs[kind].append(float(took))
+                continue
+            name, _, used = what.partition(" [cpu ")
+            loop[f"{kind} {name}"].append(float(took))
+            cpu[f"{kind} {name}"].append(float(used.rstrip("]") or 0))
+    lines = ["slow loop callbacks and message handlers (≥ threshold): count, max ms, total ms (of it on CPU), what"]
     for what, values in sorted(loop.items(), key=lambda kv: -sum(kv[1]))[:25]:
-        lines.append(f"{len(values):6d} {max(values):8.1f} {sum(values):9.1f}  {what}")
+        lines.append(f"{len(values):6d} {max(values):8.1f} {sum(values):9.1f} ({sum(cpu[what]):7.1f})  {what}")
     lines.append("garbage collections: count, max ms, total ms")
     for gen, values in sorted(gcs.items()):
         lines.append(f"{gen}: {len(values):6d} {max(values):8.2f} {sum(values):9.1f}")
@@ -138,8 +155,11 @@ def main() -> None:
     out = Path(tempfile.gettempdir()) / f"cortex-looplag-{os.getpid()}.txt"
     # the benchmark's Session spawns ``sys.executable -m cortex_lsp``: point it at this module instead
     lsp_bench.SERVER_MODULE = "benchmarks.looplag"
+    if "--no-freeze" in sys.argv:
+        os.environ["BENCH_LAG_NO_FREEZE"] = "1"
     window: list[float] = []
-    busy = asyncio.run(drive(int(sys.argv[2]) if len(sys.argv) > 2 else 1000, 200, out, window))
+    count = next((int(a) for a in sys.argv[2:] if a.isdigit()), 1000)
+    busy = asyncio.run(drive(count, 200, out, window))
     print(f"{len(busy)} codeActions while a run streams at 200 tokens/s: median {ms(pct(busy, 0.5))}, "
           f"p99 {ms(pct(busy, 0.99))}, p99.9 {ms(pct(busy, 0.999))}, max {ms(max(busy))}")
     print("while measuring:\n" + summary(out, *window))

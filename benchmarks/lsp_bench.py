@@ -19,7 +19,7 @@ from typing import Any
 import ollama
 
 from benchmarks.common import Row, med, ms, pct
-from benchmarks.lspclient import Note, RawClient, rss_mb
+from benchmarks.lspclient import Note, RawClient, rss_mb, wait_quiet
 from benchmarks.model_proc import ModelProcess
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 
@@ -338,7 +338,7 @@ async def run_all(opt: Options) -> list[Row]:
     with ModelProcess() as model, tempfile.TemporaryDirectory() as folder:
         s = await Session.start(model.url, Path(folder), CORTEX_MAX_AGENT_STEPS="12")
         try:
-            await asyncio.sleep(1.0)
+            await wait_quiet(s.client.pid)  # the background warm-up done: steady state (first ask: warm_bench)
             rows += await ask_direct(s, model, opt)
             rows.append(await code_actions(s, model, opt))
             rows.append(await code_actions_paced(s, model, opt))

@@ -192,3 +192,22 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` (from /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+async def wait_quiet(pid: int, *, settle: float = 0.5, limit: float = 30.0) -> float:
+    """Wait until ``pid`` used under 20 ms of CPU in ``settle`` seconds; returns the seconds waited."""
+    started = time.perf_counter()
+    last = cpu_seconds(pid)
+    while time.perf_counter() - started < limit:
+        await asyncio.sleep(settle)
+        now = cpu_seconds(pid)
+        if now - last < 0.02:
+            break
+        last = now
+    return time.perf_counter() - started

@@ -20,7 +20,7 @@ from benchmarks.common import Row, med, ms, pct
 from benchmarks.model_proc import ModelProcess
 from cortex_lsp.config import Settings
 from cortex_lsp.memory.chroma import release_chroma_client
-from cortex_lsp.memory.semantic import fact_id
+from cortex_lsp.memory.semantic import SemanticMemory, fact_id
 from cortex_lsp.memory.store import PersistentMemory
 from cortex_lsp.memory.texts import FactText
 from cortex_lsp.models.ollama_client import OllamaClient
@@ -29,20 +29,24 @@ from tests.scripted_model import embed_text
 SUBJECTS = ["prefers", "uses", "likes", "works with", "is learning", "avoids", "maintains", "writes"]
 OBJECTS = ["Python", "Rust", "Go", "TypeScript", "tea", "coffee", "Vim", "Emacs", "Linux", "macOS",
            "PostgreSQL", "SQLite", "Docker", "jazz", "chess", "cycling", "Berlin"]
-INCLUDE = ["distances"]  # what the store asks Chroma for (text comes from SQLite)
+INCLUDE = ["documents", "distances", "metadatas"]
 
 
 def _fact(i: int, rng: random.Random) -> str:
     return f"The user {rng.choice(SUBJECTS)} {rng.choice(OBJECTS)} for project {i} on team {rng.randint(1, 400)}"
 
 
-async def _fill(memory: PersistentMemory, start: int, end: int, rng: random.Random) -> None:
-    """The store's layout: fact text in SQLite, ids and vectors in the Chroma collection."""
+def _embed_all(facts: list[str]) -> list[list[float]]:
+    return [embed_text(f) for f in facts]
+
+
+async def _fill(semantic: SemanticMemory, start: int, end: int, rng: random.Random) -> None:
+    """Store facts as the store does (text in SQLite, vector in Chroma), embedded in-process."""
     for lo in range(start, end, 2000):
         facts = [_fact(i, rng) for i in range(lo, min(end, lo + 2000))]
         ids = [fact_id(f) + f"-{lo + k}" for k, f in enumerate(facts)]
-        await memory.semantic.texts.put([FactText(i, f, "", "bench", 0.0) for i, f in zip(ids, facts, strict=True)])
-        await asyncio.to_thread(memory.semantic.collection.upsert, ids=ids, embeddings=[embed_text(f) for f in facts])
+        await semantic.texts.put([FactText(i, f, "", "bench", 0.0) for i, f in zip(ids, facts, strict=True)])
+        await semantic.index.upsert(ids, await asyncio.to_thread(_embed_all, facts))
 
 
 async def recall(sizes: list[int], queries: int, load_budget_s: float, plot: Path | None) -> tuple[Row, dict[str, Any]]:
@@ -58,7 +62,7 @@ async def recall(sizes: list[int], queries: int, load_budget_s: float, plot: Pat
         try:
             for size in sizes:
                 t0 = time.perf_counter()
-                await _fill(memory, stored, size, rng)
+                await _fill(memory.semantic, stored, size, rng)
                 load_total += time.perf_counter() - t0
                 stored = size
                 qs = [f"What does the user think of {rng.choice(OBJECTS)} on project {rng.randint(0, size)}?"

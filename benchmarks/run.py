@@ -85,7 +85,7 @@ async def collect(parts: set[str], quick: bool, actions: int | None = None) -> l
     if "real" in parts:
         from benchmarks.real_bench import make_run, real_model
 
-        rows.append(await real_model(3 if quick else 7))
+        rows += await real_model(3 if quick else 7)
         rows.append(await asyncio.to_thread(make_run))
     if "scale" in parts:
         from benchmarks.scale_bench import scale

@@ -70,6 +70,8 @@ MAX_FILE_BYTES = 1024 * 1024
 FLUSH_CHUNKS = 1000
 FLUSH_FILES = 200
 RRF_K = 60
+#: a search asks Chroma for this many times the candidates without a filter, then keeps those in scope
+VECTOR_OVERFETCH = 4
 #: BM25 postings: each chunk's tokens (as :func:`~cortex_lsp.memory.chunking.tokenize` makes them), rowid = chunks.rowid
 FTS_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(tokens, tokenize=\"unicode61 tokenchars '_'\");"
 CANDIDATES = 50
@@ -466,10 +468,26 @@ class DocIndex:
         if n <= 0:
             return []
         vec = await self.embedder.embed_one(query)
+        if path is None:
+            # Unfiltered first: Chroma applies a ``where`` by scanning the metadata of the whole collection
+            # (2 s at 190k chunks, against 3 ms without it); the roots are checked here on the few ids found.
+            wide = n * VECTOR_OVERFETCH
+            found = [i for i, _ in await self.vectors.query(vec, wide)]
+            roots_of = await asyncio.to_thread(self._roots_of, found)
+            inside = [i for i in found if roots_of.get(i) in roots]
+            if len(inside) >= n or len(found) < wide:
+                return inside[:n]
         where: dict[str, Any] = {"root": roots[0]} if len(roots) == 1 else {"root": {"$in": roots}}
         if path is not None:
             where = {"$and": [where, {"path": path}]}
         return [i for i, _ in await self.vectors.query(vec, n, where)]
+
+    def _roots_of(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            return {r[0]: r[1] for r in self._db.execute(f"SELECT id, root FROM chunks WHERE id IN ({marks})", ids)}
 
     async def reset(self) -> None:
         """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""

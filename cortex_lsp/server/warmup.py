@@ -70,7 +70,11 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
     report = WarmupReport()
     started = time.perf_counter()
 
-    missing = await asyncio.to_thread(_import_all, modules)
+    # A first command that arrives meanwhile waits at ls.model()/ls.memory() instead of importing the same
+    # modules on the loop thread at the same time (concurrent imports of a package with import cycles can
+    # hand one thread a partially initialised module: a spurious ImportError, e.g. "llama_cpp not installed").
+    async with ls._model_lock, ls._memory_lock:
+        missing = await asyncio.to_thread(_import_all, modules)
     if missing:
         report.failed["imports"] = ", ".join(missing)
     else:

@@ -117,3 +117,24 @@ async def test_an_index_written_before_the_bm25_table_is_searchable(
         await memory.aclose()
         release_chroma_client(mem_settings)
     assert [h.path for h in hits] == ["pkg/module7.py"]
+
+
+async def test_a_search_never_returns_another_folders_chunks(
+    mem_settings: Settings, model_client: OllamaClient, tmp_path: Path
+) -> None:
+    mine = _workspace(tmp_path)
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    for i in range(FILES):  # the other folder dominates the collection and matches the query best
+        (other / "lib" / f"zebra{i}.py").write_text(f"def zebra_stripes_{i}(value):\n    return 'zebra' * {i}\n")
+    memory = await PersistentMemory(mem_settings, model_client).open()
+    try:
+        await memory.doc_index.index_workspace([mine])
+        await memory.doc_index.index_workspace([other])
+        hits = await memory.doc_index.search("zebra stripes", [mine], top_k=5, mode="vector")
+        both = await memory.doc_index.search("zebra stripes", [mine, other], top_k=5, mode="vector")
+    finally:
+        await memory.aclose()
+        release_chroma_client(mem_settings)
+    assert hits and all(h.path.startswith("pkg/") for h in hits)
+    assert any(h.path.startswith("lib/") for h in both)

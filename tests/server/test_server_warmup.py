@@ -98,3 +98,14 @@ async def test_warm_never_raises_and_leaves_the_store_to_the_first_ask(
             assert (tmp_path / "data" / "memory.db").exists()
         finally:
             await ls.aclose()
+
+
+async def test_an_ask_sent_during_the_warmup_waits_for_it_and_keeps_the_store(model: ScriptedModelServer,
+                                                                              tmp_path: Path) -> None:
+    async with lsp_session(model, tmp_path) as client:
+        model.on(Reply(content="Tokyo."), contains="capital of Japan")
+        result = await ask(client, "What is the capital of Japan?")  # at once: the warm-up is still importing
+        warnings = [m.message for m in client.messages]
+    assert result["stop_reason"] == "answered" and "Tokyo" in result["answer"]
+    assert not any("could not open its store" in w for w in warnings), warnings
+    assert (tmp_path / "data" / "memory.db").exists()
