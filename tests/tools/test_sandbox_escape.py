@@ -228,6 +228,15 @@ ESCAPES: list[tuple[str, str]] = [
     ("hidden-dotslash", "open('./.env').read()"),
     ("hidden-via-parent", "open('notes.txt/../.env').read()"),
     ("hidden-dir", "open('.git/config').read()"),
+    # a guard's input that lies to the guard: a str subclass answering the guard's own questions (red team)
+    ("lying-startswith-getattr", "class S(str):\n    def startswith(self, *a):\n        return False\ngetattr(1, S('!!class!!'.replace('!', '_'))).mro()"),
+    ("lying-eq-hash-getattr", "class S(str):\n    def startswith(self, *a):\n        return False\n    def __eq__(self, o):\n        return False\n    def __hash__(self):\n        return 1\ngetattr(getattr, S('!!self!!'.replace('!', '_')))"),
+    ("lying-startswith-setattr", "class S(str):\n    def startswith(self, *a):\n        return False\nclass A:\n    pass\nsetattr(A, S('!!getattr!!'.replace('!', '_')), print)\nA().x"),
+    ("lying-startswith-private", "import random\nclass S(str):\n    def startswith(self, *a):\n        return False\ngetattr(random.Random(), S('_randbelow'))(3)"),
+    ("lying-contains-import", "class S(str):\n    def __eq__(self, o):\n        return True\n    def __hash__(self):\n        return hash('math')\n__import__(S('os')).listdir('/')"),
+    ("lying-mode-open", "class M(str):\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter('r')\nopen('{out}', M('w')).write('pwned')"),
+    ("lying-path-open", "class P(str):\n    def startswith(self, *a):\n        return False\n    def __fspath__(self):\n        return '/etc/passwd'\nopen(P('notes.txt')).read()"),
+    ("dataclass-create-fn", "import dataclasses\ndataclasses._create_fn('f', (), ['return 1'])"),
 ]
 
 

@@ -115,6 +115,19 @@ GUARDED_BUILTINS: dict[str, str] = {
 NOT_OFFERED = "eval exec compile globals locals vars breakpoint input exit quit memoryview help"
 
 
+def plain_str(value: object, what: str) -> str:
+    """``value`` as an exact ``str`` (a copy for a subclass), before any guard looks at it.
+
+    A guard must never read a snippet's value through that value's own methods: a ``str`` subclass can
+    override ``startswith``, ``__eq__``, ``__hash__``, ``__contains__`` or ``__iter__`` and so answer the
+    guard's question with a lie (``getattr(o, S('__class__'))``). ``str.__str__`` copies the characters
+    without calling anything the snippet defined.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string")
+    return str.__str__(value)
+
+
 class Refused(Exception):
     """Raised by a guard: the code asked for something the sandbox does not allow (a policy refusal)."""
 
@@ -225,6 +238,8 @@ class Guards:
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Iterable[str] | None = (),
         level: int = 0,
     ) -> ModuleType:
+        name = plain_str(name, "the module name")
+        fromlist = tuple(plain_str(item, "an imported name") for item in fromlist or ())
         if level:
             raise RefusedImport("relative imports are not allowed in the sandbox")
         if name not in ALLOWED_MODULES:
@@ -245,8 +260,7 @@ class Guards:
     # -- attributes --------------------------------------------------------------------------------
     def getattr(self, obj: object, name: object, default: object = ...) -> Any:
         """``getattr`` for sandboxed code (also the ``getattr`` builtin and ``_getattr_``)."""
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be a string")
+        name = plain_str(name, "attribute name")
         if name.startswith("__") or name in INSPECT_ATTRIBUTES:
             raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
         target = obj.__self__ if isinstance(obj, super) else obj  # type: ignore[attr-defined]  # super() is checked like its object
@@ -296,14 +310,14 @@ class Guards:
         return _PrivateWriter(obj, self)
 
     def setattr(self, obj: Any, name: object, value: Any) -> None:
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be a string")
+        name = plain_str(name, "attribute name")
         if name.startswith("__") or (name.startswith("_") and not self.classes.private_ok(obj, name)):
             raise RefusedAttribute(f"setting {name!r} is not allowed in the sandbox")
         setattr(self.write(obj), name, value)
 
     def delattr(self, obj: Any, name: object) -> None:
-        if not isinstance(name, str) or name.startswith("__"):
+        name = plain_str(name, "attribute name")
+        if name.startswith("__"):
             raise RefusedAttribute("deleting that attribute is not allowed in the sandbox")
         if name.startswith("_") and not self.classes.private_ok(obj, name):
             raise RefusedAttribute(f"deleting {name!r} is not allowed in the sandbox")
@@ -311,6 +325,7 @@ class Guards:
 
     def super_attr(self, sup: object, name: str) -> Any:
         """``super().__init__`` and the other magic methods a snippet's class may call on its base."""
+        name = plain_str(name, "attribute name")
         if type(sup) is not super or name not in SUPER_DUNDERS:
             raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
         return getattr(sup, name)

@@ -35,6 +35,7 @@ from cortex_lsp.tools.sandbox.allowlist import (
     RefusedAttribute,
     RefusedImport,
     RefusedWrite,
+    plain_str,
 )
 from cortex_lsp.tools.sandbox.policy import REPL_VALUE_NAME, SANDBOX_FILENAME, compile_snippet
 
@@ -179,9 +180,10 @@ def make_open(roots: Sequence[Path]) -> Callable[..., io.StringIO]:
     """A read-only, text-only ``open()`` confined to ``roots``; returns an in-memory copy."""
 
     def sandbox_open(file: object, mode: str = "r", *args: Any, **kwargs: Any) -> io.StringIO:
-        if not isinstance(file, str):
-            raise RefusedOpen("open() takes a path string in the sandbox")
-        if not isinstance(mode, str) or "r" not in mode or set(mode) - set("rt"):
+        if not isinstance(file, str) or not isinstance(mode, str):
+            raise RefusedOpen("open() takes a path string and a mode string in the sandbox")
+        file, mode = plain_str(file, "the path"), plain_str(mode, "the mode")  # never the snippet's own methods
+        if "r" not in mode or set(mode) - set("rt"):
             raise RefusedOpen(f"open() is read-only and text-only in the sandbox (mode {mode!r} is refused)")
         try:
             target = resolve_in_roots(file, roots)
