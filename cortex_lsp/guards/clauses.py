@@ -169,7 +169,16 @@ def _clauses(sent: list[Tok]) -> list[_Clause]:
             elif t.text in lx.MIDCLAUSE_QUESTION and len(clauses) > 1:
                 cur.start = "embedded"
         cur.toks.append(t)
-    return [c for c in clauses if c.toks]
+    kept = [c for c in clauses if c.toks]
+    # "If the tests pass, save it to x.md": the clause after a hypothetical one is its consequence,
+    # a conditional too (a temporal "when you're done, save …" stays a request)
+    for before, after in zip(kept, kept[1:], strict=False):
+        if before.start == "cond" and before.words and before.words[0] in _HYPOTHETICAL and not after.start:
+            after.start = "cond"
+    return kept
+
+
+_HYPOTHETICAL = frozenset("if unless suppose supposing assuming falls wenn sofern si".split())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -363,9 +372,11 @@ def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bo
     done: list[_Verb] = []
     for verb in verbs:
         verb.negated = clause.carried_negation or clause_wide or scan.before(first_negator, verb.index)
+        remembered = max((i for i, w in enumerate(words[: verb.index]) if w in lx.FORGET), default=-1)
         if forget and not clause_wide and not any(
-            n < verb.index and words[n] not in ("not", "nicht", "ne", "no", "pas") for n in negators
-        ):
+            n < verb.index and (words[n] not in ("not", "nicht", "ne", "no", "pas") or n > remembered)
+            for n in negators
+        ):  # "don't forget to save" asks; "don't forget to NOT save" does not
             verb.negated = clause.carried_negation
         verb.mood = _mood(clause, verb, scan, done)
         done.append(verb)

@@ -57,11 +57,16 @@ _SHADOWED = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
 )
 
 
-def path_key(path: str) -> str:
-    """A path as the grant compares it: ``/`` separators, no leading ``./`` or ``/``, case-folded."""
+def exact_key(path: str) -> str:
+    """A path as the grant compares it: ``/`` separators, no leading ``./`` or ``/``, case kept (on this
+    file system ``Haiku.md`` is another file than the ``haiku.md`` the user named)."""
     text = path.strip().strip("\"'`").replace("\\", "/")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    return "/".join(parts).casefold()
+    return "/".join(p for p in text.split("/") if p not in ("", "."))
+
+
+def path_key(path: str) -> str:
+    """:func:`exact_key`, case-folded: for matching names against tables (``Conftest.py``)."""
+    return exact_key(path).casefold()
 
 
 def unsafe_name(relative: str) -> str | None:
@@ -119,8 +124,8 @@ class WriteGrant:
 
     def named(self, relative: str) -> bool:
         """Did the user name ``relative`` as a file to write (create or replace)?"""
-        key = path_key(relative)
-        return key in {path_key(p) for p in self.create | self.replace}
+        key = exact_key(relative)
+        return key in {exact_key(p) for p in self.create | self.replace}
 
     def check(self, relative: str, *, exists: bool, written: Collection[str] = ()) -> str | None:
         """``None`` when writing ``relative`` is allowed, else the reason it is not.
@@ -128,10 +133,10 @@ class WriteGrant:
         ``exists`` says whether the file exists (on disk or as an open editor buffer). ``written`` are
         the paths this run already wrote: an unnamed save allows one new file, not several.
         """
-        key = path_key(relative)
+        key = exact_key(relative)
         shown = relative.strip() or "(no path)"
-        replace = {path_key(p) for p in self.replace}
-        create = {path_key(p) for p in self.create}
+        replace = {exact_key(p) for p in self.replace}
+        create = {exact_key(p) for p in self.create}
         if self.empty:
             return (
                 f"Not written: the user did not ask to save or change a file, so {shown} may not be "
@@ -155,7 +160,7 @@ class WriteGrant:
             why = unsafe_name(relative)
             if why is not None:
                 return f"Not written: {why}; pick a plain new file name (for example result.md)."
-            others = {path_key(w) for w in written} - create - replace - {key}
+            others = {exact_key(w) for w in written} - create - replace - {key}
             if others:
                 return "Not written: the user asked for one file to be saved, and it was saved already."
             return None

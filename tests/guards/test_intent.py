@@ -11,6 +11,8 @@ from cortex_lsp.guards.intent import Action, Intent, WriteGrant, describe_action
 GRANTS: list[tuple[str, set[str], set[str], bool]] = [
     # English
     ("Save the summary to summary.md", {"summary.md"}, set(), False),
+    ("When you are done, save it to x.md", {"x.md"}, set(), False),  # temporal, not hypothetical
+    ("Don't forget to save the notes to n.md", {"n.md"}, set(), False),
     ("Create a file called todo.md with three items", {"todo.md"}, set(), False),
     ("Update existing.txt with a one-line summary", set(), {"existing.txt"}, False),
     ("Could you jot the result down in result.md?", {"result.md"}, set(), False),
@@ -73,6 +75,11 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
 ]
 
 NOTHING: list[str] = [
+    # found by the red team (a double negative, a leading hypothetical)
+    "Don't forget to NOT save haiku.md",
+    "If the tests pass tomorrow, save a haiku to haiku.md.",
+    "Wenn es klappt, speichere es in r.md",
+    "Si ça marche, enregistre le résumé dans r.md",
     # negated (English)
     "Never overwrite my files.",
     "Don't modify any files, just explain notes.md",
