@@ -14,6 +14,7 @@ such as "from x.csv" left out; "update it" takes the file named before). The res
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
@@ -172,7 +173,7 @@ def _clauses(sent: list[Tok]) -> list[_Clause]:
     kept = [c for c in clauses if c.toks]
     # "If the tests pass, save it to x.md": the clause after a hypothetical one is its consequence,
     # a conditional too (a temporal "when you're done, save …" stays a request)
-    for before, after in zip(kept, kept[1:], strict=False):
+    for before, after in pairwise(kept):
         if before.start == "cond" and before.words and before.words[0] in _HYPOTHETICAL and not after.start:
             after.start = "cond"
     return kept
