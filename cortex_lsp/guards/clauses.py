@@ -14,9 +14,9 @@ such as "from x.csv" left out; "update it" takes the file named before). The res
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from cortex_lsp.guards import lexicon as lx
 from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
