@@ -8,13 +8,12 @@ if the code had run), and a loopback listener the snippet tries to reach receive
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loopback import Listener
 
 from cortex_lsp.agent.plan_guards import PYTHON_NOT_ASKED, apply_plan_guards, python_allowed
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
@@ -59,35 +58,6 @@ def test_a_plan_that_does_not_name_python_gets_no_note() -> None:
     guarded = apply_plan_guards(plan, "Summarize notes.md", AVAILABLE)
     assert "python_exec" not in guarded.offered
     assert PYTHON_NOT_ASKED not in guarded.notes
-
-
-class Listener:
-    """A loopback TCP listener that counts connections (the snippet's exfiltration target)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stopped.set()
-        self.thread.join(2)
-        self.sock.close()
 
 
 @pytest.fixture

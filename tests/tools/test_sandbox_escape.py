@@ -10,11 +10,9 @@ from __future__ import annotations
 import ast
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from loopback import Listener
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
@@ -48,35 +47,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / ".git").mkdir()
     (root / ".git" / "config").write_text(MARKER + "\n", encoding="utf-8")
     return {"root": root, "secret": secret, "base": base}
-
-
-class Listener:
-    """A loopback TCP listener counting connections (what an exfiltration would reach)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
