@@ -206,6 +206,11 @@ ESCAPES: list[tuple[str, str]] = [
     ("lying-contains-import", "class S(str):\n    def __eq__(self, o):\n        return True\n    def __hash__(self):\n        return hash('math')\n__import__(S('os')).listdir('/')"),
     ("lying-mode-open", "class M(str):\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter('r')\nopen('{out}', M('w')).write('pwned')"),
     ("lying-path-open", "class P(str):\n    def startswith(self, *a):\n        return False\n    def __fspath__(self):\n        return '/etc/passwd'\nopen(P('notes.txt')).read()"),
+    # a stdlib helper that writes into the namespace of a module the caller names (red team 2)
+    ("global-enum-guard-module", "import enum\nenum.global_enum(enum.Enum('E', [('INSPECT_ATTRIBUTES', ((),))], type=frozenset, module='cortex_lsp.tools.sandbox.allowlist'))\ngetattr(1, '!!class!!'.replace('!', '_'))"),
+    ("global-enum-from-import", "from enum import global_enum"),
+    ("global-enum-attribute", "import enum\nenum.global_enum"),
+    ("global-enum-builtins", "import enum\nclass M:\n    pass\nenum.global_enum(enum.Enum('E', [('getattr', 1)], module='builtins'))"),
     ("dataclass-create-fn", "import dataclasses\ndataclasses._create_fn('f', (), ['return 1'])"),
 ]
 

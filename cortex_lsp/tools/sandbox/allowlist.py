@@ -62,6 +62,8 @@ REMOVED: dict[str, dict[str, str]] = {
     "uuid": {"getnode": "may run system commands", "uuid1": "calls getnode()"},
     "dataclasses": {"make_dataclass": "builds a class from a namespace of any names, dunders included"},
     "abc": {"update_abstractmethods": "sets a dunder attribute on any class"},
+    "enum": {"global_enum": "writes the members into the globals of whatever module the enum names "
+                            "(sys.modules[cls.__module__].__dict__): the guards' own module included"},
     "calendar": {"main": "reads the command line and imports argparse"},
     "base64": {"main": "reads files named on the command line", "test": "reads the command line"},
 }
@@ -82,7 +84,7 @@ MODULE_REASONS: dict[str, str] = {
     "collections.abc": "abstract container classes", "heapq": "heap algorithms", "bisect": "binary search",
     "calendar": "calendar arithmetic and text", "uuid": "uuid4/uuid3/uuid5 (getnode/uuid1 removed)",
     "hashlib": "hash functions", "base64": "encodings", "unicodedata": "character data",
-    "typing": "annotations (get_type_hints/ForwardRef removed)", "enum": "enumerations",
+    "typing": "annotations (get_type_hints/ForwardRef removed)", "enum": "enumerations (global_enum removed)",
     "dataclasses": "dataclasses (make_dataclass removed; @dataclass only on the snippet's classes)",
     "copy": "copy/deepcopy (a snippet can't define __reduce__)", "pprint": "pretty printing",
     "abc": "abstract base classes (ABCMeta itself is not offered)",

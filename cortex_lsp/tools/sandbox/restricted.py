@@ -17,6 +17,7 @@ import contextlib
 import io
 import operator
 import traceback
+from traceback import extract_tb as _extract_tb  # bound once: never a patched module attribute
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -238,7 +239,7 @@ def format_error(
     """
     lines = source.splitlines()
     with frames():
-        found = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
+        found = [f for f in _extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
         snippet_frames = [(f.lineno, f.name) for f in found[-8:]]
     out: list[str] = []
     if snippet_frames:
@@ -255,7 +256,7 @@ def format_error(
 
 
 def _snippet_line(exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
+    frames = [f for f in _extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
     return f" (line {frames[-1].lineno})" if frames else ""
 
 
