@@ -17,11 +17,11 @@ import contextlib
 import io
 import operator
 import traceback
-from traceback import extract_tb as _extract_tb  # bound once: never a patched module attribute
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from traceback import extract_tb as _extract_tb  # bound once: never a patched module attribute
 from types import CodeType
 from typing import Any
 
