@@ -263,8 +263,8 @@ export function shortArgs(args: string, limit = 40): string {
     .join(" · ");
 }
 
-/** Answer headings sit below the run's own title (###): `# A` becomes `#### A`; code fences are left alone. */
-export function demoteHeadings(text: string): string {
+/** ``text`` with ``change`` applied to each line outside code fences (fence lines and code left alone). */
+function mapProseLines(text: string, change: (line: string) => string): string {
   let inFence = false;
   return text
     .split("\n")
@@ -273,40 +273,33 @@ export function demoteHeadings(text: string): string {
         inFence = !inFence;
         return line;
       }
-      if (inFence) {
-        return line;
-      }
-      const m = /^(#{1,6})(\s)/.exec(line);
-      return m ? `${"#".repeat(Math.min(6, m[1].length + 3))}${line.slice(m[1].length)}` : line;
+      return inFence ? line : change(line);
     })
     .join("\n");
 }
 
+/** Answer headings sit below the run's own title (###): `# A` becomes `#### A`; code fences are left alone. */
+export function demoteHeadings(text: string): string {
+  return mapProseLines(text, (line) => {
+    const m = /^(#{1,6})(\s)/.exec(line);
+    return m ? `${"#".repeat(Math.min(6, m[1].length + 3))}${line.slice(m[1].length)}` : line;
+  });
+}
+
 /** `stats.py:12` in an answer becomes a link that opens the file at that line (code is left alone). */
 export function linkCitations(text: string): string {
-  let inFence = false;
-  return text
-    .split("\n")
-    .map((line) => {
-      if (/^\s*(```|~~~)/.test(line)) {
-        inFence = !inFence;
-        return line;
-      }
-      if (inFence) {
-        return line;
-      }
-      // split on inline code spans so `a.py:3` inside backticks stays code
-      return line
-        .split(/(`[^`]*`)/)
-        .map((part) =>
-          part.startsWith("`")
-            ? part
-            : part.replace(/(?<![\w/.\-[])((?:[\w-]+\/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+)\b/g,
-                (_m, file: string, ln: string) => `[${file}:${ln}](#cortex-open:${file}:${ln})`),
-        )
-        .join("");
-    })
-    .join("\n");
+  // split on inline code spans so `a.py:3` inside backticks stays code
+  return mapProseLines(text, (line) =>
+    line
+      .split(/(`[^`]*`)/)
+      .map((part) =>
+        part.startsWith("`")
+          ? part
+          : part.replace(/(?<![\w/.\-[])((?:[\w-]+\/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+)\b/g,
+              (_m, file: string, ln: string) => `[${file}:${ln}](#cortex-open:${file}:${ln})`),
+      )
+      .join(""),
+  );
 }
 
 /** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
