@@ -27,6 +27,7 @@ from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome, EditRequest, Sta
 from cortex_lsp.tools.base import BaseTool
 from cortex_lsp.tools.builtin import build_registry
 from cortex_lsp.tools.registry import ToolRegistry
+from cortex_lsp.tools.sandbox import SandboxPool
 from tests.scripted_model import Reply, ScriptedModelServer
 
 
@@ -159,3 +160,13 @@ def workspace_files(agent: AgentHarness) -> Path:
     (agent.root / "src").mkdir()
     (agent.root / "src" / "app.py").write_text("def main():\n    return 41 + 1\n", encoding="utf-8")
     return agent.root
+
+
+@pytest_asyncio.fixture
+async def py_agent(agent: AgentHarness) -> AsyncIterator[AgentHarness]:
+    pool = SandboxPool(Settings(code_exec_timeout_seconds=10, sandbox_isolation="none"), keep_warm=False)
+    agent.use_tools(sandbox=pool)
+    try:
+        yield agent
+    finally:
+        await pool.aclose()

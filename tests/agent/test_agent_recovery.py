@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest_asyncio
-
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER, ROLE_REFLECTOR
-from cortex_lsp.config import Settings
-from cortex_lsp.tools.sandbox import SandboxPool
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
-
-
-@pytest_asyncio.fixture
-async def py_agent(agent: AgentHarness) -> AsyncIterator[AgentHarness]:
-    pool = SandboxPool(Settings(code_exec_timeout_seconds=10, sandbox_isolation="none"), keep_warm=False)
-    agent.use_tools(sandbox=pool)
-    try:
-        yield agent
-    finally:
-        await pool.aclose()
 
 
 async def test_code_pasted_instead_of_run_is_run_for_the_model(py_agent: AgentHarness) -> None:

@@ -5,10 +5,7 @@ it asks for tools it must not get, and the assertions are on side effects and re
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest_asyncio
 
 from cortex_lsp.agent.prompts import (
     ROLE_CODE,
@@ -19,23 +16,12 @@ from cortex_lsp.agent.prompts import (
     ROLE_PROSE,
     ROLE_REFUSAL,
 )
-from cortex_lsp.config import Settings
-from cortex_lsp.tools.sandbox import SandboxPool
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
 
 HOSTILE = Reply(content="Done.", tool_calls=[call("write_file", path="evil.txt", content="x"),
                                              call("list_dir", path=".")])
 
-
-@pytest_asyncio.fixture
-async def py_agent(agent: AgentHarness) -> AsyncIterator[AgentHarness]:
-    pool = SandboxPool(Settings(code_exec_timeout_seconds=10, sandbox_isolation="none"), keep_warm=False)
-    agent.use_tools(sandbox=pool)
-    try:
-        yield agent
-    finally:
-        await pool.aclose()
 
 
 def small(agent: AgentHarness) -> AgentHarness:
