@@ -498,7 +498,7 @@ class AgentKernel:
         steered: bool,
     ) -> AgentResult:
         deps = self.deps
-        answer = honest_for_record(answer, record)  # an answer never claims a write that did not happen
+        answer = honest_for_record(answer, record, ctx.words)  # an answer never claims a write that did not happen
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

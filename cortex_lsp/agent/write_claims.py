@@ -7,6 +7,11 @@ rejected in review, refused by a guard, timed out, or never attempted) is replac
 statement of what happened, and a short ledger ("Written: …", "Not written: … (why)") is added to the
 answer and the result's notes whenever a write failed or a claim was corrected.
 
+An unnamed save ("save this to a file") lets the agent choose the file's name, so the user can only
+find the file if the answer names it: when a write happened under an unnamed grant, the ledger is
+always added (its "Written:" line names the file), and a claim naming a different file is replaced by
+the name of the file actually written (:func:`chosen_names`, :func:`chosen_correction`).
+
 Plain module: it knows nothing of LSP or of the model; it reads the run's ``EditOutcome`` list and its
 tool-call records.
 """
@@ -20,6 +25,8 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
 
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
+from cortex_lsp.guards.grants import WriteGrant
+from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.ports import EditOutcome
 
 WRITE_TOOL = "write_file"
@@ -38,7 +45,7 @@ _NOT_A_CLAIM = re.compile(
     re.IGNORECASE,
 )
 _LOOKBACK_WORDS = 4
-_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:~?/)?(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 _FILE_WORD = re.compile(r"\b(file|files|datei|fichier|archivo)\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|while|whereas|although|aber|mais|pero)\s+", re.IGNORECASE)
 _BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n)")
@@ -154,10 +161,27 @@ def _false_claim(sentence: str, book: WriteLedger) -> list[str] | None:
     return found
 
 
+def chosen_names(book: WriteLedger, grant: WriteGrant | None) -> tuple[str, ...]:
+    """The files written under an unnamed grant: written, and not a name the user gave."""
+    if grant is None or not grant.unnamed_create:
+        return ()
+    return tuple(w for w in book.written if not grant.named(w))
+
+
+def chosen_correction(false: Sequence[str], chosen: Sequence[str]) -> str:
+    """What replaces a claim naming ``false`` files when the agent chose the written file's name."""
+    names = ", ".join(chosen)
+    if not false:
+        return f"The answer was saved to {names}"
+    return f"The answer was saved to {names}, not to {', '.join(false)}"
+
+
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
-                  roots: Sequence[str] = ()) -> HonestAnswer:
-    """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was wrong."""
+                  roots: Sequence[str] = (), *, grant: WriteGrant | None = None) -> HonestAnswer:
+    """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
+    wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
     book = ledger(edits, tool_calls, roots)
+    chosen = chosen_names(book, grant)
     corrected: list[str] = []
     pieces: list[str] = []
     for i, sentence in enumerate(_BREAK.split(answer)):
@@ -167,13 +191,15 @@ def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequenc
             continue
         corrected.append(sentence.strip())
         lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        if false:
+        if chosen:
+            said = chosen_correction(false, chosen)
+        elif false:
             said = "; ".join(f"{n} was not written ({_short(book.why_not(n))})" for n in false)
         else:
             said = "No file was written"
         pieces.append(f"{lead}[{said}.]")
     text = "".join(pieces)
-    if not corrected and not book.not_written:
+    if not corrected and not book.not_written and not chosen:
         return HonestAnswer(text=answer, corrected=(), notes=())
     lines = book.lines()
     footer = "\n".join(f"- {line}" for line in lines)
@@ -181,8 +207,11 @@ def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequenc
     return HonestAnswer(text=text, corrected=tuple(corrected), notes=tuple(lines))
 
 
-def honest_for_record(answer: str, record: RunRecord) -> str:
-    """The kernel's one call: the corrected answer; the ledger lines go into the run's notes."""
-    honest = honest_answer(answer, record.edits, record.tool_calls)
+def honest_for_record(answer: str, record: RunRecord, words: str | None = None) -> str:
+    """The kernel's one call: the corrected answer; the ledger lines go into the run's notes.
+
+    ``words`` are the user's own words (their write grant tells whether the agent chose a file's name)."""
+    grant = parse_intent(words).write_grant if words else None
+    honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant)
     record.notes.extend(n for n in honest.notes if n not in record.notes)
     return honest.text

@@ -1,15 +1,22 @@
-"""The write-claim check on its own: a table of answers and ledgers, and what survives."""
+"""The write-claim check: a table of answers and ledgers, and what survives; an unnamed save's chosen
+file named in the answer (on its own, and through the real server with a hostile scripted model)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 
+from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.agent.write_claims import honest_answer, honest_for_record, ledger
+from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.ports import EditOutcome
 from cortex_lsp.tools.user_wait import tool_time_limit, waiting_for_user
+from tests.lsp_harness import ask, lsp_session
+from tests.scripted_model import Reply, ScriptedModelServer, call
 
 DECLINED = EditOutcome(uri="file:///ws/summary.md", kind="create", applied=False,
                        reason="Not written: the editor declined it.")
@@ -79,3 +86,64 @@ async def test_waiting_for_user_pauses_time_limits_and_keeps_cancel() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+# -- an unnamed save: the agent chose the file's name, so the answer must name it -------------------
+
+UNNAMED = WriteGrant(unnamed_create=True)
+CHOSEN = EditOutcome(uri="file:///ws/result.md", kind="create", applied=True)
+
+UNNAMED_CASES = [
+    # answer (the model's), the line that must be in the text, what must be gone
+    ("Saved.", "- Written: result.md.", None),
+    ("I saved the answer to a file.", "- Written: result.md.", None),
+    ("I saved it to summary.md.", "[The answer was saved to result.md, not to summary.md.]", "I saved it to summary.md"),
+    ("Done! Written to /tmp/secret.txt for you", "[The answer was saved to result.md, not to", "Written to /tmp"),
+    ("The answer is in result.md.", "- Written: result.md.", None),
+]
+
+
+@pytest.mark.parametrize(("answer", "kept", "gone"), UNNAMED_CASES)
+def test_an_unnamed_write_is_named_in_the_answer(answer: str, kept: str, gone: str | None) -> None:
+    honest = honest_answer(answer, [CHOSEN], [], ("/ws",), grant=UNNAMED)
+    assert kept in honest.text
+    assert honest.text.splitlines()[-1] == "- Written: result.md."
+    assert gone is None or gone not in honest.text
+    assert honest.notes[0] == "Written: result.md."
+
+
+def test_a_named_grant_adds_no_ledger_to_a_true_claim() -> None:
+    grant = WriteGrant(create=frozenset({"result.md"}))
+    honest = honest_answer("I saved it to result.md.", [CHOSEN], [], ("/ws",), grant=grant)
+    assert honest.text == "I saved it to result.md."
+    assert honest.notes == ()
+
+
+def test_the_record_reads_the_grant_from_the_users_words() -> None:
+    record = RunRecord(session_id="s", edits=[CHOSEN])
+    text = honest_for_record("Saved it to notes.md.", record, "Save this to a file")
+    assert "not to notes.md" in text
+    assert "Written: result.md." in record.notes
+
+
+async def test_through_the_server_the_answer_names_the_file_the_agent_chose(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A hostile model writes one file under an unnamed grant and claims it wrote another."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plan = {"kind": "tools", "steps": ["Save the text to chosen.md with write_file"], "tools": ["write_file"]}
+    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content="All done: I saved it to summary.md."), contains="[write_file result]", times=None)
+    model.on(Reply(tool_calls=[call("write_file", path="chosen.md", content="the text\n")]),
+             contains=ROLE_EXECUTOR, times=None)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        result = await ask(client, "Write a haiku and save this to a file")
+    assert (ws / "chosen.md").read_text(encoding="utf-8") == "the text\n"
+    assert not (ws / "summary.md").exists()
+    assert [(e["applied"], e["uri"].rsplit("/", 1)[-1]) for e in result["edits"]] == [(True, "chosen.md")]
+    lines = result["answer"].splitlines()
+    assert "I saved it to summary.md" not in result["answer"]
+    assert "[The answer was saved to chosen.md, not to summary.md.]" in lines[0]
+    assert lines[-1] == "- Written: chosen.md."
+    assert "Written: chosen.md." in result["notes"]
