@@ -9,7 +9,8 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.runnability import extract_code
 from cortex_lsp.agent.types import AgentRequest, RunRecord
 from cortex_lsp.config import Settings
-from cortex_lsp.guards.provenance import UserTurn, user_urls
+from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.provenance import UserTurn
 from cortex_lsp.models.base import Message
 from cortex_lsp.tools.user_wait import UserClock, run_clock
 
@@ -58,7 +59,7 @@ class RunContext:
         return self.loop_remaining() > min(LATS_MIN_SECONDS_LEFT, self.settings.max_run_seconds * 0.25)
 
     def earlier_urls(self) -> bool:
-        return any(user_urls(turn) for turn in self.user_turns[:-1])
+        return any(parse_intent(turn).urls for turn in self.user_turns[:-1])
 
 
 def build_context(

@@ -38,7 +38,8 @@ from cortex_lsp.agent.router import Route
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
 from cortex_lsp.agent.write_claims import honest_for_record
-from cortex_lsp.guards.provenance import asks_to_run_code, request_text
+from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AgentEvent
@@ -218,7 +219,7 @@ class AgentKernel:
 
     # -- pieces ------------------------------------------------------------------------------------
     def _cannot_run(self, ctx: RunContext) -> str | None:
-        if not ctx.code_at_hand or not asks_to_run_code(ctx.words):
+        if not ctx.code_at_hand or not parse_intent(ctx.words).cues.run:
             return None
         return cannot_run_reply(ctx.code_at_hand)
 

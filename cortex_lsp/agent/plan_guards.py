@@ -25,14 +25,7 @@ from dataclasses import dataclass, field
 
 from cortex_lsp.agent.planner import MAX_STEPS, tools_named
 from cortex_lsp.agent.types import Plan
-from cortex_lsp.guards.intent import Intent, parse_intent
-from cortex_lsp.guards.provenance import (
-    asks_for_code_writing,
-    asks_for_delete,
-    asks_for_python,
-    asks_for_rename_or_move,
-    asks_for_web,
-)
+from cortex_lsp.guards.intent import parse_intent
 
 REFUSE_DELETE = "Politely refuse: deleting files is not something Cortex can do"
 REFUSE_MOVE = "Politely refuse: renaming or moving files is not something Cortex can do"
@@ -61,25 +54,6 @@ _RUN_STEP = re.compile(
 _SAVE_STEP = re.compile(
     r"\b(?:save|saves|saving|write_file|store|write (?:it|them|this|the \w+) to)\b", re.IGNORECASE
 )
-_FILE_NAME = re.compile(
-    r"(?<![\w/.-])[\w.-]+\.(?:txt|md|json|csv|py|yaml|yml|log|toml|ini|cfg|js|ts|html|css|rs|go)\b",
-    re.IGNORECASE,
-)
-_READ_INTENT = re.compile(
-    r"\b(?:read|open|show|summari[sz]e|look at|what(?:'s| is) in|contents? of|file)\b", re.IGNORECASE
-)
-_LIST_INTENT = re.compile(
-    r"\b(?:list|ls|which files|what files|folder|directory|directories)\b", re.IGNORECASE
-)
-_SEARCH_INTENT = re.compile(r"\b(?:search|find|grep|look for|where is|occurrences?)\b", re.IGNORECASE)
-_CALC_INTENT = re.compile(
-    r"\b(?:calculat\w*|comput\w*|how much|sum of|multipl\w*|divid\w*|percent\w*|square root)\b|"
-    r"\d\s*(?:[-+*/^×÷]|\*\*)\s*\(?\d",
-    re.IGNORECASE,
-)
-_TIME_INTENT = re.compile(r"\b(?:time|date|today|what day|clock|timezone)\b", re.IGNORECASE)
-_DOC_INTENT = re.compile(r"\b(?:docs?|documents?|documentation|notes|index)\b", re.IGNORECASE)
-
 READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", "list_dir"})
 
 
@@ -116,45 +90,10 @@ def asks_to_save(words: str) -> bool:
     return not parse_intent(words).write_grant.empty
 
 
-def _asks_delete(intent: Intent) -> bool:
-    """A delete request: the delete words of :func:`asks_for_delete`, unless every delete verb in them
-    is negated, a question, past or conditional ("don't delete anything", "how do I delete…?")."""
-    if not asks_for_delete(intent.words):
-        return False
-    verbs = [a for a in intent.actions if a.verb == "delete"]
-    return not verbs or any(a.grants for a in verbs)
-
-
-def _asks_rename_or_move(intent: Intent) -> bool:
-    if not asks_for_rename_or_move(intent.words):
-        return False
-    verbs = [a for a in intent.actions if a.verb in ("rename", "move")]
-    return not verbs or any(a.grants for a in verbs)
-
-
 def intended_tools(words: str, available: Collection[str]) -> set[str]:
-    """Tools the user's own words call for (used for recovery and for procedural learning)."""
-    found: set[str] = set()
-    intent = parse_intent(words)
-    if not intent.write_grant.empty:
-        found.add("write_file")
-    if intent.run_code:
-        found.add("python_exec")
-    if asks_for_web(words):
-        found.add("web_fetch")
-    if _FILE_NAME.search(words) or _READ_INTENT.search(words):
-        found.add("read_file")
-    if _LIST_INTENT.search(words):
-        found.add("list_dir")
-    if _SEARCH_INTENT.search(words):
-        found.update({"search_files", "doc_search"})
-    if _CALC_INTENT.search(words):
-        found.add("calculator")
-    if _TIME_INTENT.search(words):
-        found.add("current_time")
-    if _DOC_INTENT.search(words):
-        found.add("doc_search")
-    return found & set(available)
+    """Tools the user's own words may need (:attr:`Intent.hinted_tools
+    <cortex_lsp.guards.intent.Intent.hinted_tools>`), among ``available`` (recovery, procedural learning)."""
+    return set(parse_intent(words).hinted_tools) & set(available)
 
 
 @dataclass
@@ -194,9 +133,9 @@ def apply_plan_guards(
 ) -> GuardedPlan:
     """The plan corrected from ``words`` (the user's own request); see the module docstring."""
     intent = parse_intent(words)
-    if _asks_delete(intent):
+    if intent.asks_delete:
         return _refusal(REFUSE_DELETE, REASON_DELETE, "delete request refused before anything ran")
-    if _asks_rename_or_move(intent):
+    if intent.asks_move:
         return _refusal(REFUSE_MOVE, REASON_MOVE, "rename/move request refused before anything ran")
     if plan.kind == "refusal":
         return GuardedPlan(
@@ -213,7 +152,7 @@ def apply_plan_guards(
         notes.append("dropped a delete step the user did not ask for")
         steps = kept
 
-    web_ok = asks_for_web(words) or earlier_user_urls
+    web_ok = intent.cues.web or earlier_user_urls
     if not web_ok:
         kept = [s for s in steps if not _WEB_STEP.search(s)]
         if len(kept) != len(steps):
@@ -228,14 +167,14 @@ def apply_plan_guards(
             notes.append(PYTHON_NOT_ASKED)
 
     wants_run = intent.run_code
-    if asks_for_code_writing(words) and not wants_run:
+    if intent.cues.code_writing and not wants_run:
         kept = [s for s in steps if not _RUN_STEP.search(s)]
         if len(kept) != len(steps):
             notes.append("the user asked for code, not for running it: dropped the run step")
             steps = kept
         tools = [t for t in tools if t not in ("python_exec", "calculator")]
         offered = [t for t in offered if t not in ("python_exec", "calculator")]
-        if not tools and not _FILE_NAME.search(words):
+        if not tools and not intent.files:
             kind = "direct"  # writing code needs no tool
 
     grant = intent.write_grant
@@ -248,20 +187,20 @@ def apply_plan_guards(
             tools.append("write_file")
         kind = "tools"
 
-    needs_python = asks_for_python(words) or (wants_run and has_code)
+    needs_python = intent.cues.python or (wants_run and has_code)
     if needs_python and "python_exec" in available:
         if "python_exec" not in tools:
             tools.insert(0, "python_exec")
             steps = [PYTHON_STEP, *steps][:MAX_STEPS] if steps else [PYTHON_STEP]
             notes.append("the user asked for Python: added a python_exec step")
-        if asks_for_python(words):
+        if intent.cues.python:
             offered = [t for t in offered if t != "calculator"]
             tools = [t for t in tools if t != "calculator"]
         kind = "tools"
 
     if (
         kind == "direct"
-        and (_FILE_NAME.search(words) or (web_ok and asks_for_web(words)) or (wants_run and has_code))
+        and (intent.files or (web_ok and intent.cues.web) or (wants_run and has_code))
         and offered
     ):
         kind = "tools"  # the user's words name a file, a URL or code to run: don't answer blind

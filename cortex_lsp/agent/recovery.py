@@ -20,7 +20,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.executor import ToolSession
 from cortex_lsp.agent.plan_guards import asks_to_save
 from cortex_lsp.agent.runnability import extract_code
-from cortex_lsp.guards.provenance import asks_for_python, asks_to_run_code
+from cortex_lsp.guards.intent import parse_intent
 
 RecoveryKind = Literal["save", "run_code", "nudge", "retry"]
 
@@ -77,7 +77,8 @@ class Recovery:
                 else prompts.fill(prompts.NUDGE_TOOL, tool="write_file")
             )
             return RecoveryAction("save", msg)
-        wants_run = asks_to_run_code(self.words) or asks_for_python(self.words)
+        cues = parse_intent(self.words).cues
+        wants_run = cues.run or cues.python
         if (
             "run_code" not in self.used
             and wants_run

@@ -23,18 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from cortex_lsp.agent.plan_guards import intended_tools as plan_intended_tools
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
+from cortex_lsp.guards.cues import Cues
 from cortex_lsp.guards.intent import parse_intent
-from cortex_lsp.guards.material import FILE_NAME_RE
-from cortex_lsp.guards.provenance import (
-    asks_for_code_writing,
-    asks_for_python,
-    asks_to_run_code,
-    instruction_text,
-)
-from cortex_lsp.guards.provenance import intended_tools as word_intended_tools
+from cortex_lsp.guards.provenance import instruction_text
 
 RouteKind = Literal["direct", "tools", "undecided"]
 #: tools whose result is the answer: shown as it is, no model call needed to word it
@@ -68,6 +61,12 @@ class IntentLike(Protocol):
     def code(self) -> str | None: ...
     @property
     def arithmetic(self) -> str | None: ...
+    @property
+    def cues(self) -> Cues: ...
+    @property
+    def tools(self) -> frozenset[str]: ...
+    @property
+    def hinted_tools(self) -> frozenset[str]: ...
     @property
     def write_grant(self) -> WriteGrantLike: ...
     def wants(self, *verbs: str) -> bool: ...
@@ -128,11 +127,6 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
-_USE_PYTHON = re.compile(
-    r"\b(?:use|using|with|via|run|in\s+the)\s+(?:the\s+)?(?:python|sandbox)\b"
-    r"(?!\s+(?:function|code|script|class|program|syntax))",
-    re.IGNORECASE,
-)
 _TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
 _READ_FOUND = re.compile(
     r"\b(?:open|read|show)\s+(?:me\s+)?(?:the\s+|each\s+|every\s+|all\s+)?(?:files?|it|them|one)\b"
@@ -179,11 +173,6 @@ _DOC_PREFIX = re.compile(
 )
 _SCOPED_SEARCH = re.compile(
     r"^\s*(?:please\s+)?(?:search|look\s+in|look\s+through|check)\s+(?:the\s+file\s+)?(\S+\.\w+)\s+for\s+(.+)$",
-    re.IGNORECASE,
-)
-_TIME_WORDS = re.compile(
-    r"\b(?:what\s+time|current\s+(?:time|date)|time\s+is\s+it|today'?s\s+date|what\s+day\s+is|"
-    r"what'?s\s+the\s+date|what\s+is\s+the\s+date|date\s+today)\b",
     re.IGNORECASE,
 )
 _SHOW_ONLY = re.compile(
@@ -271,14 +260,14 @@ def _save_target(intent: IntentLike) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def _wanted(words: str, available: Sequence[str], *, runs: bool) -> set[str]:
+def _wanted(intent: IntentLike, available: Sequence[str], *, runs: bool) -> set[str]:
     """Tools the words call for (the guards' readings); "a closure in Python" is not a run, "a list of
     dicts" is no listing and "show the result" reads no file unless a file is named."""
-    loose = plan_intended_tools(words, available) - {"list_dir", "read_file", "doc_search"}
-    wanted = (set(word_intended_tools(words)) | loose) & set(available)
-    if FILE_NAME_RE.search(words) and "read_file" in available:
+    loose = intent.hinted_tools - {"list_dir", "read_file", "doc_search"}
+    wanted = (set(intent.tools) | loose) & set(available)
+    if intent.files and "read_file" in available:
         wanted.add("read_file")
-    if not runs and not _USE_PYTHON.search(words):
+    if not runs and not intent.cues.use_python:
         wanted.discard("python_exec")
     return wanted
 
@@ -294,7 +283,8 @@ def route(
     words = intent.words
     offered = set(available)
     calls: list[RoutedCall] = []
-    code_writing = asks_for_code_writing(words)
+    cues = intent.cues
+    code_writing = cues.code_writing
 
     if "web_fetch" in offered:
         for url in intent.urls[:2]:
@@ -303,14 +293,14 @@ def route(
     code = intent.code or code_at_hand
     runs = intent.run_code and bool(code)
     # "write code that … and run it", "use Python to …": the model writes the code, code runs it
-    run_asked = intent.wants("run", "execute") or asks_to_run_code(words) or _USE_PYTHON.search(words) is not None
+    run_asked = intent.wants("run", "execute") or cues.run or cues.use_python
     if runs and code and "python_exec" in offered:
         calls.append(RoutedCall("python_exec", {"code": code}))
 
     expression = None
     if not code_writing and not runs and not intent.urls:
         expression = (intent.arithmetic or arithmetic_from_words(words) or "").strip().rstrip(".").strip() or None
-    if expression and "calculator" in offered and not asks_for_python(words):
+    if expression and "calculator" in offered and not cues.python:
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
     save_to = _save_target(intent) if "write_file" in offered else None
@@ -337,7 +327,7 @@ def route(
         calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
         question = doc_question(_doc_query(words))
 
-    if "current_time" in offered and _TIME_WORDS.search(words):
+    if "current_time" in offered and cues.time:
         calls.append(RoutedCall("current_time", {}))
 
     tools = list(dict.fromkeys(c.tool for c in calls))
@@ -369,11 +359,11 @@ def route(
                      reason="the user asked to run code the model is to write")
     if code_writing:
         return Route("direct", reason="the user asked for code: the model writes it")
-    wanted = _wanted(words, available, runs=run_asked)
+    wanted = _wanted(intent, available, runs=run_asked)
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
-        wanted = _wanted(instruction_text(message), available, runs=run_asked)
+        wanted = _wanted(parse_intent(instruction_text(message)), available, runs=run_asked)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or _TOOL_WORD.search(words):
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill

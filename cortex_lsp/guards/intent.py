@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
+from cortex_lsp.guards.cues import Cues, read_cues, urls_in
 from cortex_lsp.guards.grants import WriteGrant, path_key
-from cortex_lsp.guards.provenance import UserTurn, asks_for_python, request_text, user_urls
+from cortex_lsp.guards.provenance import UserTurn, request_text
 
-__all__ = ["Action", "Intent", "WriteGrant", "parse_intent"]
+__all__ = ["Action", "Cues", "Intent", "WriteGrant", "parse_intent"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class Intent:
     arithmetic: str | None
     #: the user asked to save, named no file, and the clause said "a file" (or used a save verb)
     unnamed_save: bool = field(default=False, repr=False)
+    #: the keyword readings of the same words (:mod:`cortex_lsp.guards.cues`): web, run, Python, tools …
+    cues: Cues = field(default=Cues(), repr=False)
 
     def wants(self, *verbs: str) -> bool:
         """Is there a granting action with one of these verbs?"""
@@ -59,6 +62,34 @@ class Intent:
     def refuses(self, *verbs: str) -> bool:
         """Did the user say *not* to do one of these ("don't overwrite", "never save")?"""
         return any(a.negated and a.verb in verbs for a in self.actions)
+
+    @property
+    def asks_delete(self) -> bool:
+        """A delete request: delete words (:attr:`Cues.delete`), unless every delete verb in them is
+        negated, a question, past or conditional ("don't delete anything", "how do I delete…?")."""
+        return self.cues.delete and self._granted_if_any("delete")
+
+    @property
+    def asks_move(self) -> bool:
+        """A rename/move request (:attr:`Cues.move`), read like :attr:`asks_delete`."""
+        return self.cues.move and self._granted_if_any("rename", "move")
+
+    def _granted_if_any(self, *verbs: str) -> bool:
+        found = [a for a in self.actions if a.verb in verbs]
+        return not found or any(a.grants for a in found)
+
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools the user's words call for, read strictly (``write_file`` only with a write grant)."""
+        return self.cues.tools | ({"write_file"} if not self.write_grant.empty else set())
+
+    @property
+    def hinted_tools(self) -> frozenset[str]:
+        """The tools the user's words may need, read widely (recovery nudges, procedural learning)."""
+        extra = {"write_file"} if not self.write_grant.empty else set()
+        if self.run_code:
+            extra.add("python_exec")
+        return self.cues.hints | extra
 
     @property
     def write_grant(self) -> WriteGrant:
@@ -131,19 +162,21 @@ def _parse(message: str, selection: str | None) -> Intent:
     words = UserTurn(words=message, selection=selection).own_words
     words = request_text(words)
     found = analyse(words)
+    cues = read_cues(words)
     granting = any(a.grants for a in found.actions)
     kind = "question" if found.any_question and not granting else "instruction"
-    run = any(a.grants and a.verb == "run" for a in found.actions) or asks_for_python(words)
+    run = any(a.grants and a.verb == "run" for a in found.actions) or cues.python
     return Intent(
         words=words,
         kind=kind,
         actions=found.actions,
         files=found.files,
-        urls=tuple(user_urls(words)),
+        urls=tuple(urls_in(words)),
         run_code=run,
         code=_code_at_hand(message, selection) if run else None,
         arithmetic=_arithmetic(words),
         unnamed_save=found.unnamed_save,
+        cues=cues,
     )
 
 

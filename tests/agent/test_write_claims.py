@@ -97,7 +97,8 @@ UNNAMED_CASES = [
     # answer (the model's), the line that must be in the text, what must be gone
     ("Saved.", "- Written: result.md.", None),
     ("I saved the answer to a file.", "- Written: result.md.", None),
-    ("I saved it to summary.md.", "[The answer was saved to result.md, not to summary.md.]", "I saved it to summary.md"),
+    ("I saved it to summary.md.", "[The answer was saved to result.md, not to summary.md.]",
+     "I saved it to summary.md"),
     ("Done! Written to /tmp/secret.txt for you", "[The answer was saved to result.md, not to", "Written to /tmp"),
     ("The answer is in result.md.", "- Written: result.md.", None),
 ]

@@ -1,0 +1,250 @@
+"""Word cues the intent reads: which tools, web content, code runs, deletes and moves the user's own
+words call for.
+
+Only :func:`cortex_lsp.guards.intent.parse_intent` calls :func:`read_cues`, on the words left after
+the provenance cuts; every guard then reads the result as ``Intent.cues`` (the user's words are parsed
+once). The verbs with polarity and mood come from the clause analysis (:mod:`cortex_lsp.guards.clauses`);
+these cues are the keyword readings that have no verb of their own to hang on ("what time is it", "a
+URL", "use Python", "rm -rf"). Pure; regexes compiled once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cortex_lsp.guards.material import FILE_NAME_RE
+
+__all__ = ["TIME_WORDS", "Cues", "read_cues", "urls_in"]
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+_DELETE_VERB = re.compile(
+    r"\b(?:delet(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|eras(?:e|es|ed|ing)|destroy(?:s|ed|ing)?|"
+    r"shred(?:s|ded|ding)?|purg(?:e|es|ed|ing)|unlink|trash|nuke|get\s+rid\s+of|clean\s+out|"
+    r"clear\s+out|empty)\b|\brm\s+-|\brmdir\b|\bremov(?:e|es|ed|ing)\b",
+    re.IGNORECASE,
+)
+_DELETE_OBJECT = re.compile(
+    r"\b(?:files?|folders?|director(?:y|ies)|dirs?|workspace|project|repo(?:sitory)?|disk|drive|"
+    r"everything|documents?|notes|data|database|backups?)\b|\ball(?:\s+of\s+(?:it|them|this|that))?\s*(?:[.!,;]|$)|"
+    + FILE_NAME_RE.pattern,
+    re.IGNORECASE,
+)
+_STRONG_DELETE = re.compile(r"\brm\s+-\w*[rf]|\b(?:sudo\s+)?rm\s+(?:-\w+\s+)*[/~*]", re.IGNORECASE)
+
+_RENAME = re.compile(r"\b(?:renam(?:e|es|ed|ing))\b|\bmv\s+\S", re.IGNORECASE)
+_MOVE = re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing))\b", re.IGNORECASE)
+_MOVE_OBJECT = re.compile(
+    r"\b(?:files?|folders?|director(?:y|ies)|dirs?)\b|" + FILE_NAME_RE.pattern, re.IGNORECASE
+)
+_MOVE_CODE = re.compile(
+    r"\b(?:function|method|class|code|line|lines|import|block|variable|var|parameter|param|argument|"
+    r"field|attribute|column|key|symbol|identifier|heading|section|tab|branch)s?\b",
+    re.IGNORECASE,
+)
+
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
+_WEB_WORDS = re.compile(
+    r"\b(?:web|internet|online|website|webpage|web\s*page|web\s*site|browse|browsing|google|bing|"
+    r"duckduckgo|search\s+engine|fetch\s+(?:the\s+)?(?:page|site))\b"
+    r"|\b(?:latest|recent|today'?s|current|breaking)\s+(?:news|headlines)\b|\bnews\s+(?:about|on|for)\b",
+    re.IGNORECASE,
+)
+
+_RUN = re.compile(
+    r"\b(?:run|re-?run|runs|running|execute|executes|executing|exec)\b"
+    r"(?!\s+(?:out|away|into|through|across|over|late|short|low|smoothly|fast|faster|slow|slower)\b)"
+    r"|\bwhat\s+(?:does|would|will)\s+(?:it|(?:this|that|the|my)(?:\s+(?:code|script|program|snippet))?)\s+"
+    r"(?:print|output|return|show)"
+    r"|\b(?:show|give|tell)\s+me\s+(?:the\s+|its\s+|what\s+it\s+)?(?:output|result|prints?)\b"
+    r"|\btry\s+it\b|\btest\s+it\b",
+    re.IGNORECASE,
+)
+_PYTHON = re.compile(
+    r"\b(?:use|using|with|in|via|through|by)\s+(?:the\s+)?(?:python|python_exec|sandbox)\b"
+    r"|\bpython\s+(?:to|for\s+(?:comput|calculat))|\bpython_exec\b",
+    re.IGNORECASE,
+)
+_PYTHON_WORD = re.compile(r"\bpython\b", re.IGNORECASE)
+#: "use Python", "in the sandbox" (not "a Python function"): the model writes code, code runs it
+_USE_PYTHON = re.compile(
+    r"\b(?:use|using|with|via|run|in\s+the)\s+(?:the\s+)?(?:python|sandbox)\b"
+    r"(?!\s+(?:function|code|script|class|program|syntax))",
+    re.IGNORECASE,
+)
+_CODE_VERB = (
+    r"(?:write|writ(?:ing)|fix|fixing|generate|create|make|give\s+me|show\s+me|implement|refactor|debug|"
+    r"correct|complete|improve|optimi[sz]e|build|draft|code\s+up|rewrite|produce|add)"
+)
+_CODE_NOUN = (
+    r"(?:code|script|scripts|function|functions|program|programs|class|classes|method|snippet|module|"
+    r"app|bot|game|algorithm|regex|query|unit\s+tests?|tests?|bug|error|decorator|cli|class)"
+)
+_CODE_WRITING = re.compile(
+    rf"\b{_CODE_VERB}\b(?:\s+[\w.'-]+){{0,6}}?\s+{_CODE_NOUN}\b|\bfix\s+(?:this|it|that)\b",
+    re.IGNORECASE,
+)
+
+_ARITHMETIC = re.compile(
+    r"\d\s*(?:[-+*/×÷^%]|\*\*)\s*\(?\s*\d|\b(?:calculate|compute|how\s+much\s+is|square\s+root|"
+    r"factorial|percent\s+of|\d+\s*%\s+of)\b",
+    re.IGNORECASE,
+)
+#: "what time is it", "today's date": the one table of time questions (the router and the tools read it)
+TIME_WORDS = re.compile(
+    r"\b(?:what\s+time|current\s+(?:time|date)|time\s+is\s+it|today'?s\s+date|what\s+day\s+is|"
+    r"what'?s\s+the\s+date|what\s+is\s+the\s+date|date\s+today|day\s+of\s+the\s+week\s+is\s+it)\b",
+    re.IGNORECASE,
+)
+_READ = re.compile(
+    r"\b(?:read|open|show|cat|view|look\s+at|summari[sz]e|explain|review|what'?s\s+in|contents?\s+of)\b",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    r"\b(?:list|show|which|what)\b(?:\s+[\w'-]+){0,4}?\s+(?:files|folders|director(?:y|ies)|dirs?|folder)\b"
+    r"|\bls\b|\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
+    re.IGNORECASE,
+)
+_SEARCH = re.compile(
+    r"\b(?:search|find|grep|look\s+for|where\s+is|where\s+are|which\s+files?)\b(?:\s+[\w'\"-]+){0,6}?\s+"
+    r"(?:in|across|through|inside)\s+(?:the\s+|my\s+|this\s+|all\s+)?(?:files?|project|workspace|code|"
+    r"codebase|folder|repo(?:sitory)?|sources?)\b|\bgrep\b",
+    re.IGNORECASE,
+)
+_DOCS = re.compile(r"\b(?:my|the|indexed|local)\s+(?:documents|docs|notes)\b|\bdoc_search\b|\bindex\b",
+                   re.IGNORECASE)
+
+# loose hints: a tool the words may need (recovery nudges, procedural learning), read widely
+_HINT_FILE = re.compile(
+    r"(?<![\w/.-])[\w.-]+\.(?:txt|md|json|csv|py|yaml|yml|log|toml|ini|cfg|js|ts|html|css|rs|go)\b",
+    re.IGNORECASE,
+)
+_HINT_READ = re.compile(
+    r"\b(?:read|open|show|summari[sz]e|look at|what(?:'s| is) in|contents? of|file)\b", re.IGNORECASE
+)
+_HINT_LIST = re.compile(r"\b(?:list|ls|which files|what files|folder|directory|directories)\b", re.IGNORECASE)
+_HINT_SEARCH = re.compile(r"\b(?:search|find|grep|look for|where is|occurrences?)\b", re.IGNORECASE)
+_HINT_CALC = re.compile(
+    r"\b(?:calculat\w*|comput\w*|how much|sum of|multipl\w*|divid\w*|percent\w*|square root)\b|"
+    r"\d\s*(?:[-+*/^×÷]|\*\*)\s*\(?\d",
+    re.IGNORECASE,
+)
+_HINT_TIME = re.compile(r"\b(?:time|date|today|what day|clock|timezone)\b", re.IGNORECASE)
+_HINT_DOCS = re.compile(r"\b(?:docs?|documents?|documentation|notes|index)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Cues:
+    """The keyword readings of the user's own words (see the module docstring)."""
+
+    #: delete/wipe/erase with a file-ish object, or ``rm -rf`` (before the verbs' polarity is read)
+    delete: bool = False
+    #: rename or move a file or folder
+    move: bool = False
+    #: a URL, or a request for web content ("search the web", "latest news")
+    web: bool = False
+    #: run/execute code ("run it", "what does it print")
+    run: bool = False
+    #: compute with Python ("use Python", "with the sandbox"), not merely "write Python code"
+    python: bool = False
+    #: "use Python / in the sandbox" as a tool, not as a language for code
+    use_python: bool = False
+    #: write/fix/generate code (a script, a function, a program)
+    code_writing: bool = False
+    #: a question about the current time or date
+    time: bool = False
+    #: the tools the words call for, read strictly (without ``write_file``: the grant decides that)
+    tools: frozenset[str] = frozenset()
+    #: the tools the words may need, read widely (recovery nudges, procedural learning)
+    hints: frozenset[str] = frozenset()
+
+
+def urls_in(words: str) -> list[str]:
+    """The URLs in ``words``, in order, without trailing punctuation."""
+    return [m.group(0).rstrip(".,;:!?)]}") for m in _URL.finditer(words)]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+
+
+def _delete(words: str) -> bool:
+    """"wipe/erase/destroy/rm -rf" count on their own; delete/remove/… need a file-ish object (file,
+    folder, everything, all, a file name) in the same sentence."""
+    return any(
+        _STRONG_DELETE.search(s) or (_DELETE_VERB.search(s) and _DELETE_OBJECT.search(s))
+        for s in _sentences(words)
+    )
+
+
+def _move(words: str) -> bool:
+    for s in _sentences(words):
+        if _RENAME.search(s) and (not _MOVE_CODE.search(s) or _MOVE_OBJECT.search(s)):
+            return True
+        if _MOVE.search(s) and _MOVE_OBJECT.search(s):
+            return True
+    return False
+
+
+def _python(words: str, runs: bool, code_writing: bool) -> bool:
+    """A request to *write* Python code is not one, unless it also asks to run it."""
+    if _PYTHON.search(words) is None and not (runs and _PYTHON_WORD.search(words)):
+        return False
+    return runs or not code_writing
+
+
+def _hints(words: str) -> set[str]:
+    found: set[str] = set()
+    if _HINT_FILE.search(words) or _HINT_READ.search(words):
+        found.add("read_file")
+    if _HINT_LIST.search(words):
+        found.add("list_dir")
+    if _HINT_SEARCH.search(words):
+        found.update({"search_files", "doc_search"})
+    if _HINT_CALC.search(words):
+        found.add("calculator")
+    if _HINT_TIME.search(words):
+        found.add("current_time")
+    if _HINT_DOCS.search(words):
+        found.add("doc_search")
+    return found
+
+
+def read_cues(words: str) -> Cues:
+    """The cues of ``words`` (the user's own words, after the provenance cuts)."""
+    web = _URL.search(words) is not None or _WEB_WORDS.search(words) is not None
+    runs = _RUN.search(words) is not None
+    code_writing = _CODE_WRITING.search(words) is not None
+    python = _python(words, runs, code_writing)
+    time = TIME_WORDS.search(words) is not None
+    tools: set[str] = set()
+    if web:
+        tools.add("web_fetch")
+    if runs or python:
+        tools.add("python_exec")
+    if _ARITHMETIC.search(words) and not code_writing and not (runs or python):
+        tools.add("calculator")  # "generate Python code for a calculator" is no sum
+    if time:
+        tools.add("current_time")
+    if _READ.search(words) and FILE_NAME_RE.search(words):
+        tools.add("read_file")
+    if _LIST.search(words):
+        tools.add("list_dir")
+    if _SEARCH.search(words):
+        tools.add("search_files")
+    if _DOCS.search(words):
+        tools.add("doc_search")
+    hints = _hints(words) | ({"web_fetch"} if web else set())
+    return Cues(
+        delete=_delete(words),
+        move=_move(words),
+        web=web,
+        run=runs,
+        python=python,
+        use_python=_USE_PYTHON.search(words) is not None,
+        code_writing=code_writing,
+        time=time,
+        tools=frozenset(tools),
+        hints=frozenset(hints),
+    )
