@@ -127,25 +127,6 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
-_TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
-_READ_FOUND = re.compile(
-    r"\b(?:open|read|show)\s+(?:me\s+)?(?:the\s+|each\s+|every\s+|all\s+)?(?:files?|it|them|one)\b"
-    r"(?:[^.?!]*\b(?:there|you\s+find|found|to\s+me|in\s+it|inside)\b)?",
-    re.IGNORECASE,
-)
-_SAVE_PREVIOUS = re.compile(
-    r"\b(?:save|write|put|store)\s+(?:that|it|this|these|those|the\s+(?:answer|result|above|last\s+\w+)|"
-    r"(?:that|this|the)\s+\w+)\s+(?:in|into|to|as)\b",
-    re.IGNORECASE,
-)
-_ASKS = re.compile(r"\?|\b(?:tell|what|which|who|when|where|how|why|summar\w*|explain|describe)\b", re.IGNORECASE)
-_LIST_WORDS = re.compile(
-    r"\blook\s+(?:in|inside|into|through)\s+(?:the\s+|my\s+|this\s+)?[\w./-]+\s+(?:folder|directory|dir)\b|"
-    r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
-    r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
-    r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
-    re.IGNORECASE,
-)
 _FOLDER = re.compile(
     r"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:(?:folder|directory|dir)\s+)?"
     r"([\w][\w./-]*)/?\s+(?:folder|directory|dir)\b|\b(?:folder|directory|dir)\s+([\w][\w./-]*/?)",
@@ -161,11 +142,6 @@ _SEARCH_WORDS = re.compile(
     r"(.+?)(?:\s+and\s+|\s*[?.!]|$)",
     re.IGNORECASE,
 )
-_DOC_WORDS = re.compile(
-    r"\b(?:search|check|look\s+in|look\s+through|ask|according\s+to|in)\s+(?:the\s+|my\s+|our\s+)?"
-    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\b",
-    re.IGNORECASE,
-)
 _DOC_PREFIX = re.compile(
     r"^\s*(?:please\s+)?(?:search|check|look\s+(?:in|through))\s+(?:the\s+|my\s+|our\s+)?"
     r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
@@ -173,11 +149,6 @@ _DOC_PREFIX = re.compile(
 )
 _SCOPED_SEARCH = re.compile(
     r"^\s*(?:please\s+)?(?:search|look\s+in|look\s+through|check)\s+(?:the\s+file\s+)?(\S+\.\w+)\s+for\s+(.+)$",
-    re.IGNORECASE,
-)
-_SHOW_ONLY = re.compile(
-    r"^\s*(?:please\s+)?(?:read|show|open|cat|display|print|view)(?:\s+me)?\s+(?:the\s+)?(?:file\s+)?"
-    r"[\w./-]+(?:\s+(?:file|please))?\s*[.!]?\s*$",
     re.IGNORECASE,
 )
 _CONTAINING = re.compile(
@@ -316,14 +287,14 @@ def route(
     if "read_file" in offered:
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
-    if "list_dir" in offered and _LIST_WORDS.search(words) and not code_writing:
+    if "list_dir" in offered and cues.list_files and not code_writing:
         calls.append(RoutedCall("list_dir", {"path": _folder(words)}))
 
     query = _search_query(words)
     if query and "search_files" in offered and not reads:
         calls.append(RoutedCall("search_files", {"query": query}))
 
-    if "doc_search" in offered and _DOC_WORDS.search(words) and not reads and not scoped:
+    if "doc_search" in offered and cues.documents and not reads and not scoped:
         calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
         question = doc_question(_doc_query(words))
 
@@ -337,21 +308,21 @@ def route(
         # the fenced code of "run this and save its output" is what runs, not what is saved
         save_text = given_text(message, words, save_to) if save_to and not runs else None
         read_found = "read_file" in offered and any(c.tool in ("list_dir", "search_files") for c in calls) \
-            and _READ_FOUND.search(words) is not None
+            and cues.read_found
         if read_found:
             tools.insert(len(tools) - (1 if save_to else 0), "read_file")
         shown_only = all(c.tool in SELF_EXPLAINING for c in calls) or (
-            bool(calls) and all(c.tool == "read_file" for c in calls) and _SHOW_ONLY.match(words) is not None
+            bool(calls) and all(c.tool == "read_file" for c in calls) and cues.show_only
         )
         if read_found:
-            shown_only = _ASKS.search(words) is None  # "read it to me" shows it; "tell me the number" asks
+            shown_only = not cues.asks  # "read it to me" shows it; "tell me the number" asks
         computed = bool(calls) and all(c.tool in SELF_EXPLAINING for c in calls)
         needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
             prose=needs_prose, read_found=read_found, question=question,
             save_previous=bool(save_to) and not calls and save_text is None
-            and _SAVE_PREVIOUS.search(words) is not None,
+            and cues.save_previous,
             reason="the user's words name the tools and their arguments",
         )
     if run_asked and not runs and "python_exec" in offered:
@@ -365,7 +336,7 @@ def route(
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
         wanted = _wanted(parse_intent(instruction_text(message)), available, runs=run_asked)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
-    if named or _TOOL_WORD.search(words):
+    if named or cues.tool_word:
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
     if wanted or intent.files or intent.urls or runs:
         ordered = tuple(t for t in available if t in wanted)

@@ -115,6 +115,37 @@ _SEARCH = re.compile(
 _DOCS = re.compile(r"\b(?:my|the|indexed|local)\s+(?:documents|docs|notes)\b|\bdoc_search\b|\bindex\b",
                    re.IGNORECASE)
 
+# the router's readings: which calls the words ask for, and whether the result is shown as it is
+_TOOL_WORD = re.compile(r"\b(?:use|using|with|call)\s+(?:the\s+|a\s+|your\s+)?[\w-]+\s+tool\b", re.IGNORECASE)
+_READ_FOUND = re.compile(
+    r"\b(?:open|read|show)\s+(?:me\s+)?(?:the\s+|each\s+|every\s+|all\s+)?(?:files?|it|them|one)\b"
+    r"(?:[^.?!]*\b(?:there|you\s+find|found|to\s+me|in\s+it|inside)\b)?",
+    re.IGNORECASE,
+)
+_SAVE_PREVIOUS = re.compile(
+    r"\b(?:save|write|put|store)\s+(?:that|it|this|these|those|the\s+(?:answer|result|above|last\s+\w+)|"
+    r"(?:that|this|the)\s+\w+)\s+(?:in|into|to|as)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"\?|\b(?:tell|what|which|who|when|where|how|why|summar\w*|explain|describe)\b", re.IGNORECASE)
+_LIST_WORDS = re.compile(
+    r"\blook\s+(?:in|inside|into|through)\s+(?:the\s+|my\s+|this\s+)?[\w./-]+\s+(?:folder|directory|dir)\b|"
+    r"^\s*(?:please\s+)?(?:list|ls)\b|\b(?:list|ls)\s+(?:all\s+|the\s+|my\s+|of\s+)*"
+    r"(?:files|folders|contents|directory|directories|dir|everything)\b|\b(?:what|which)\s+files\b|\bfiles\s+(?:are\s+)?(?:in|under|inside)\b|"
+    r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
+    re.IGNORECASE,
+)
+_DOC_WORDS = re.compile(
+    r"\b(?:search|check|look\s+in|look\s+through|ask|according\s+to|in)\s+(?:the\s+|my\s+|our\s+)?"
+    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\b",
+    re.IGNORECASE,
+)
+_SHOW_ONLY = re.compile(
+    r"^\s*(?:please\s+)?(?:read|show|open|cat|display|print|view)(?:\s+me)?\s+(?:the\s+)?(?:file\s+)?"
+    r"[\w./-]+(?:\s+(?:file|please))?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
 # loose hints: a tool the words may need (recovery nudges, procedural learning), read widely
 _HINT_FILE = re.compile(
     r"(?<![\w/.-])[\w.-]+\.(?:txt|md|json|csv|py|yaml|yml|log|toml|ini|cfg|js|ts|html|css|rs|go)\b",
@@ -154,6 +185,20 @@ class Cues:
     code_writing: bool = False
     #: a question about the current time or date
     time: bool = False
+    #: "list the files", "what files are in src", "look in the docs folder"
+    list_files: bool = False
+    #: "search my documents", "according to the notes"
+    documents: bool = False
+    #: "use the probe tool": a tool named without its arguments
+    tool_word: bool = False
+    #: "open the files you find there": read what a listing or a search turned up
+    read_found: bool = False
+    #: "read notes.md", "show me app.py": the file is the answer, no words needed
+    show_only: bool = False
+    #: a question or a "tell/explain/summarize": the answer needs the model's words
+    asks: bool = False
+    #: "save that to NAME": the previous answer is the text
+    save_previous: bool = False
     #: the tools the words call for, read strictly (without ``write_file``: the grant decides that)
     tools: frozenset[str] = frozenset()
     #: the tools the words may need, read widely (recovery nudges, procedural learning)
@@ -245,6 +290,13 @@ def read_cues(words: str) -> Cues:
         use_python=_USE_PYTHON.search(words) is not None,
         code_writing=code_writing,
         time=time,
+        list_files=_LIST_WORDS.search(words) is not None,
+        documents=_DOC_WORDS.search(words) is not None,
+        tool_word=_TOOL_WORD.search(words) is not None,
+        read_found=_READ_FOUND.search(words) is not None,
+        show_only=_SHOW_ONLY.match(words) is not None,
+        asks=_ASKS.search(words) is not None,
+        save_previous=_SAVE_PREVIOUS.search(words) is not None,
         tools=frozenset(tools),
         hints=frozenset(hints),
     )
