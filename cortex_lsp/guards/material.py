@@ -1,6 +1,6 @@
 """The material cuts behind :mod:`cortex_lsp.guards.provenance`: normalising a message and cutting out
-quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.guards.pasted`), and the
-hand-over / colon cuts of ``request_text``.
+quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.guards.pasted`). The hand-over,
+colon and reported-speech cuts of ``request_text`` are in :mod:`cortex_lsp.guards.handover`.
 
 Everything is pure and linear-time (hand-written scanners and precompiled regexes without nested
 quantifiers), so hostile 8 KB messages are cheap.
@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from bisect import bisect_right
 from functools import lru_cache
 
 from cortex_lsp.guards.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
@@ -386,154 +385,3 @@ def instruction(text: str) -> str:
 @lru_cache(maxsize=256)
 def _instruction_cached(text: str) -> str:
     return strip_material(normalize(text))
-
-
-# ------------------------------------------------------------------------------------------------
-# hand-overs and material colons
-
-HANDOVER_VERBS = (
-    r"summari[sz]e|summari[sz]ing|sum\s+up|tl;?\s?dr|translate|translating|analy[sz]e|analy[sz]ing|"
-    r"proofread|proof-read|rewrite|re-write|rephrase|reword|paraphrase|parse|classify|categori[sz]e|"
-    r"review|explain|check|extract|convert|format|reformat|read|critique|simplify|shorten|condense|"
-    r"evaluate|assess|grade|rate|score|process|answer|respond\s+to|reply\s+to|comment\s+on|"
-    r"look\s+at|go\s+through|fix|correct|edit|improve|polish|interpret|decode|debug"
-)
-_HANDOVER = re.compile(
-    rf"\b(?:{HANDOVER_VERBS})\b(?:\s+(?:me|us|for\s+me|please))?"
-    r"(?:\s*:|\s+(?:this|these|the\s+following|following|below)\b"
-    r"|\s+(?:the|my|this|a|an|that)\s+(?:[\w'-]+\s+){0,3}?(?:below|following|attached|pasted|here)\b)"
-    r"|\bthe\s+(?:[\w'-]+\s+){0,3}?(?:below|following|attached|pasted)\b|\bas\s+follows\b",
-    re.IGNORECASE,
-)
-_HANDOVER_VERB = re.compile(rf"\b(?:{HANDOVER_VERBS})\b", re.IGNORECASE)
-_HANDOVER_HINT = re.compile(r"this|these|follow|below|:|attached|pasted|here", re.IGNORECASE)
-_HERE_IS = re.compile(
-    r"\b(?:here\s+is|here's|here\s+are|below\s+is|below\s+are|attached\s+is|the\s+following\s+is|"
-    r"i\s+pasted|pasted\s+below|as\s+follows)\b",
-    re.IGNORECASE,
-)
-_JOINED = re.compile(
-    r"\s*(?:[\w'-]+,?\s+){0,3}?(?:and|then|to|into|in|as|for|so|but|using|with|from|on|before|after|"
-    r"within|without|like|by)\b",
-    re.IGNORECASE,
-)
-_SEGMENT_END = re.compile(r":|\n|[.!?](?=\s|$)")
-_LEADING_URL = re.compile(
-    r"\s*(?:(?:[\w'-]+\s+){0,2}[\w'-]+\s*:)?\s*((?:https?://|www\.)[^\s<>\"'`]+)\s*$", re.IGNORECASE
-)
-
-
-def _with_url(kept: str, rest: str) -> str:
-    m = _LEADING_URL.match(rest.lstrip(" :\n"))
-    return f"{kept} {m.group(1)}" if m else kept
-
-
-def cut_handover(text: str) -> str:
-    """Cut everything after the first hand-over ("summarize this:", "translate the following")."""
-    if _HANDOVER_HINT.search(text) is None:
-        return text
-    m = _HANDOVER.search(text)
-    if m is None:
-        return text
-    rest = text[m.end() :]
-    stripped = rest.lstrip(" \t")
-    if m.group(0).rstrip().endswith(":") or stripped.startswith((":", "\n")) or not stripped:
-        return _with_url(text[: m.end()].rstrip(" :"), rest)
-    end = _SEGMENT_END.search(rest)
-    segment = rest if end is None else rest[: end.start()]
-    if _JOINED.match(segment):
-        return _with_url((text[: m.end()] + segment).rstrip(), rest[len(segment) :])
-    return _with_url(text[: m.end()].rstrip(), rest)
-
-
-_COLON = re.compile(r"(?<!\d):(?!\d)(?!//)")
-_LABEL = re.compile(
-    r"\s*(?:note|ps|p\.s\.|also|update|edit|btw|fyi|important|reminder|task|question|q|"
-    r"request|todo|goal|context|please)\s*$",
-    re.IGNORECASE,
-)
-_MATERIAL_NOUN = re.compile(
-    r"\b(?:e-?mails?|mails?|notes?|messages?|texts?|documents?|docs?|articles?|letters?|pastes?|"
-    r"logs?|outputs?|posts?|comments?|tweets?|replies|reply|transcripts?|snippets?|passages?|"
-    r"paragraphs?|stor(?:y|ies)|essays?|excerpts?|quotes?|data|json|yaml|xml|html|csv|reports?|"
-    r"reviews?|contents?|pages?|chats?|conversations?|thread|memo|announcement|instructions?|"
-    r"sa(?:id|ys?)|wr(?:ote|ites?)|sent|repl(?:ied|ies)|posted|told|asked|reads|goes|following|"
-    r"below|this|these|that)\b",
-    re.IGNORECASE,
-)
-
-
-def cut_material_colon(text: str) -> str:
-    """Cut at a colon that introduces material: one after "email/note/he wrote/this/here is…", or
-    one that starts a pasted block on the next line. A leading label ("Note:") is not material."""
-    if ":" not in text:
-        return _cut_here_is(text)
-    breaks = [m.end() for m in _SENTENCE_BREAK.finditer(text)]
-    cue_ends = sorted(
-        [m.end() for m in _MATERIAL_NOUN.finditer(text)]
-        + [m.end() for m in _HERE_IS.finditer(text)]
-        + [m.end() for m in _HANDOVER_VERB.finditer(text)]
-    )
-    for m in _COLON.finditer(text):
-        c = m.start()
-        i = bisect_right(breaks, c) - 1
-        sentence_start = breaks[i] if i >= 0 else 0
-        j = bisect_right(cue_ends, c) - 1
-        has_cue = j >= 0 and cue_ends[j] > sentence_start
-        starts_block = text[m.end() : m.end() + 200].lstrip(" \t").startswith("\n")
-        line_start = text.rfind("\n", max(0, c - 31), c) + 1
-        if (line_start or c <= 30) and c - line_start <= 30 and not starts_block:
-            if _LABEL.fullmatch(text, line_start, c):
-                continue
-        if starts_block or has_cue:
-            return _with_url(text[:c].rstrip(), text[m.end() :])
-    return _cut_here_is(text)
-
-
-def _cut_here_is(text: str) -> str:
-    here = _HERE_IS.search(text)
-    if here is not None:
-        nl = text.find("\n", here.end())
-        if nl >= 0:
-            text = text[:nl].rstrip()
-    return cut_reported_speech(text)
-
-
-_SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n")
-_REPORTED = re.compile(
-    r"\b(?:says?|said|saying|tells?\s+(?:me|you|us)|told\s+(?:me|you|us)|"
-    r"asks?\s+(?:me|you|us)|asked\s+(?:me|you|us)|wants?\s+(?:me|you|us)|wanted\s+(?:me|you|us)|claims?|"
-    r"claimed|states?|stated|instructs?|instructed)\b",
-    re.IGNORECASE,
-)
-_SPEAKER_IS_USER = re.compile(
-    r"(?:\b(?:i|we|you)(?:\s+(?:don't|do\s+not|really|just|also|would|still|only|never))?|\bi've|\bwe've|"
-    r"\bi'd|\bwe'd|\bas\s+i)\s*$",
-    re.IGNORECASE,
-)
-#: "Tell me …" / "Ask me …" opening a clause is the user's own imperative, not reported speech
-_IMPERATIVE_LEAD = re.compile(
-    r"(?:^|[.!?\n,;:])\s*(?:(?:please|and|then|also|just|now|so|ok|okay|first|next)\s+)*$", re.IGNORECASE
-)
-_IMPERATIVE_VERB = re.compile(r"(?:tell|ask)\s", re.IGNORECASE)
-
-
-def cut_reported_speech(text: str) -> str:
-    """Remove reported speech to the end of its sentence ("the page says to save…", "Bob told me
-    to…"): what someone else said is material. The user's own "I said…" / "as I wrote…" is not."""
-    out: list[str] = []
-    pos = 0
-    for m in _REPORTED.finditer(text):
-        lead = text[max(0, m.start() - 40) : m.start()]
-        if m.start() < pos or _SPEAKER_IS_USER.search(lead[-20:]):
-            continue
-        if _IMPERATIVE_VERB.match(m.group(0) + " ") and _IMPERATIVE_LEAD.search(lead):
-            continue
-        end = _SENTENCE_END.search(text, m.end())
-        out.append(text[pos : m.end()])
-        pos = len(text) if end is None else end.start()
-    out.append(text[pos:])
-    return "".join(out).strip()
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")

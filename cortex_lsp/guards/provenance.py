@@ -21,12 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from cortex_lsp.guards.material import (
-    cut_handover,
-    cut_material_colon,
-    instruction,
-    normalize,
-)
+from cortex_lsp.guards.handover import cut_handover, cut_material_colon
+from cortex_lsp.guards.material import instruction, normalize
 from cortex_lsp.guards.self_talk import is_grounded, self_statements
 
 __all__ = [

@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cortex_lsp.guards.material import HANDOVER_VERBS, cut_handover, instruction, normalize
+from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover
+from cortex_lsp.guards.material import instruction, normalize
 
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
