@@ -1,7 +1,9 @@
 """Word tables for the clause analysis in :mod:`cortex_lsp.guards.intent` (English, German, French,
 Spanish): verb forms mapped to a canonical lemma and a tense, negators, mood markers and fillers.
 
-Only tables live here (built once at import, read-only); the analysis is in ``intent``.
+Only tables live here (built once at import, read-only); the analysis is in :mod:`cortex_lsp.guards.clauses`.
+The English negation and clause-joining groups are also what the memory polarity analysis
+(:mod:`cortex_lsp.guards.self_talk`) reads: one list of cue words for both.
 """
 
 from __future__ import annotations
@@ -11,13 +13,19 @@ from collections.abc import Iterable
 
 __all__ = [
     "CLAUSE_NEGATORS",
+    "CLAUSE_NEGATORS_EN",
     "COND_MARKERS",
+    "CONTRAST_PHRASES_EN",
     "COORDINATORS",
+    "COORDINATORS_EN",
     "DETERMINERS",
+    "DISLIKE_VERBS_EN",
     "FILE_NOUNS",
     "FILLERS",
     "INTERROGATIVE_STARTS",
+    "LOOSE_JOINERS_EN",
     "MIDCLAUSE_QUESTION",
+    "NEGATORS_EN",
     "PAST_AUX",
     "PAST_TIME",
     "POLITE_STARTS",
@@ -26,6 +34,7 @@ __all__ = [
     "REQUEST_MARKERS",
     "SOURCE_PREPS",
     "SPLITTERS",
+    "SPLITTERS_EN",
     "SUBJECT_PRONOUNS",
     "VERBS",
     "strip_accents",
@@ -278,19 +287,39 @@ PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
     )
 )
 
+# --- English cue groups: the clause analysis below and the memory polarity analysis
+# (:func:`cortex_lsp.guards.self_talk.polar_segments`) read the same words
+#: negate what follows them ("don't" arrives here as "do not": :mod:`cortex_lsp.guards.tokens`)
+NEGATORS_EN = ("not", "never", "no", "without", "nor", "neither", "cannot")
+#: negate their whole clause ("nothing to save", "nobody asked")
+CLAUSE_NEGATORS_EN = ("nothing", "none", "nowhere", "nobody")
+#: "instead of", "rather than": what follows is not what is meant
+CONTRAST_PHRASES_EN: tuple[tuple[str, ...], ...] = (("instead", "of"), ("rather", "than"))
+#: verbs of dislike: a fact about liking that they carry is the opposite one ("I hate Java")
+DISLIKE_VERBS_EN = (
+    "hate", "hates", "hated", "hating", "dislike", "dislikes", "disliked", "detest", "detests",
+    "loathe", "loathes", "avoid", "avoids", "avoided", "refuse", "refuses",
+)
+#: words that start a new clause
+SPLITTERS_EN = ("but", "however", "although", "though", "whereas", "while")
+#: joining words
+COORDINATORS_EN = ("and", "then", "also", "or")
+#: joining words that only loosely join (a new clause about the user may follow: "…, so I …")
+LOOSE_JOINERS_EN = ("yet", "so", "plus", "because")
+
 #: negate a verb that follows them in the clause
-PRECEDING_NEGATORS = frozenset(
-    "not never no without nor neither avoid refrain stop dont doesnt didnt cant wont shouldnt mustnt "
+PRECEDING_NEGATORS = frozenset(NEGATORS_EN) | frozenset(
+    "avoid refrain stop dont doesnt didnt cant wont shouldnt mustnt "
     "ohne ne sans sin nunca jamás jamas tampoco ni".split()
 )
 #: negate every verb of their clause, wherever they stand ("speichere die Datei nicht")
-CLAUSE_NEGATORS = frozenset(
+CLAUSE_NEGATORS = frozenset(CLAUSE_NEGATORS_EN) | frozenset(
     "nicht nie niemals kein keine keinen keinem keiner keines nichts pas jamais rien aucun aucune "
-    "nada ningún ningun ninguno ninguna nothing none nowhere".split()
+    "nada ningún ningun ninguno ninguna".split()
 )
 #: "instead of", "rather than" and their kin negate the verb after them
 NEGATING_PHRASES = (
-    ("instead", "of"), ("rather", "than"), ("anstatt",), ("statt",), ("au", "lieu", "de"),
+    *CONTRAST_PHRASES_EN, ("anstatt",), ("statt",), ("au", "lieu", "de"),
     ("plutôt", "que"), ("en", "lugar", "de"), ("en", "vez", "de"), ("no", "files"), ("no", "file"),
     ("no", "changes"), ("no", "edits"),
 )
@@ -356,12 +385,12 @@ COND_MARKERS = frozenset(
 #: a clause starting with one of these gives a reason: what it says is no request
 REASON_MARKERS = frozenset("because since as weil da denn parce puisque porque pues ya_que".split())
 #: words (and phrases) that start a new clause
-SPLITTERS = frozenset(
-    "but however although though whereas while aber sondern jedoch mais cependant pero sino aunque".split()
+SPLITTERS = frozenset(SPLITTERS_EN) | frozenset(
+    "aber sondern jedoch mais cependant pero sino aunque".split()
 )
 #: joining words a clause-initial verb may follow and still be an imperative
-COORDINATORS = frozenset(
-    "and then also or und dann auch oder et puis ensuite aussi ou y e luego también tambien o".split()
+COORDINATORS = frozenset(COORDINATORS_EN) | frozenset(
+    "und dann auch oder et puis ensuite aussi ou y e luego también tambien o".split()
 )
 #: words that may stand before an imperative verb
 FILLERS = frozenset(

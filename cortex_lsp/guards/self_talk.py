@@ -17,8 +17,20 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cortex_lsp.guards import lexicon as lx
 from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover
 from cortex_lsp.guards.material import instruction, normalize
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regex alternation of the lexicon's words (and phrases), longest first."""
+    return "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(set(words), key=len, reverse=True))
+
+
+#: clause joiners and negators from :mod:`cortex_lsp.guards.lexicon` (one list with the clause analysis)
+_JOINERS = _alternatives((*lx.SPLITTERS_EN, *lx.COORDINATORS_EN, *lx.LOOSE_JOINERS_EN))
+_NEGATORS = _alternatives((*lx.NEGATORS_EN, *lx.CLAUSE_NEGATORS_EN))
+_CONTRAST = _alternatives(" ".join(p) for p in lx.CONTRAST_PHRASES_EN)
 
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
@@ -32,7 +44,7 @@ _PREFIX = re.compile(
 )
 _CUT = re.compile(r"(?<!\d):(?!\d)|[{\[<]")
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+\b(?:and|but|so|also|plus|while|although|though|because)\s+(?=(?:i|i'm|i've|i'd|i'll|my|me)\b)"
+    rf"\s*;\s*|,?\s+\b(?:{_JOINERS})\s+(?=(?:i|i'm|i've|i'd|i'll|my|me)\b)"
     r"|,\s+(?=(?:can|could|would|will|please|what|how|why|where|when|who|which)\b)",
     re.IGNORECASE,
 )
@@ -129,20 +141,18 @@ _FORMER = re.compile(
 )
 # One negation each ("can't stand" is one, not two); "no longer" is taken out first as a FORMER cue.
 _NEGATION = re.compile(
-    r"\b(?:can(?:no|')t\s+stand|not|never|no|none|nothing|nobody|neither|nor|without|"
-    r"\w+n't|cannot|hates?|hated|hating|dislikes?|disliked|detests?|loathes?|avoids?|avoided|"
-    r"refuses?|rather\s+than|instead\s+of)\b",
+    rf"\b(?:can(?:no|')t\s+stand|{_NEGATORS}|\w+n't|{_alternatives(lx.DISLIKE_VERBS_EN)}|{_CONTRAST})\b",
     re.IGNORECASE,
 )
 # Segment boundaries: sentences, ';', a comma or "but/and/or" before a new subject or a negation,
 # and the contrast words (which start a segment of their own: "I use Vim rather than Emacs").
 _SEGMENT = re.compile(
     r"[.;!?]+(?=\s|$)\s*|\n+\s*"
-    r"|,?\s*\b(?:but|and|or|yet|although|though|while|whereas)\b\s*(?=(?:not|never|no|i|i'm|i've|my|me|"
+    rf"|,?\s*\b(?:{_JOINERS})\b\s*(?=(?:{_NEGATORS}|i|i'm|i've|my|me|"
     r"the\s+user|user|they|he|she|it)\b)"
-    r"|,\s*(?=(?:not|never|no|i|i'm|i've|my|the\s+user|they|he|she|but)\b)"
+    rf"|,\s*(?=(?:{_NEGATORS}|i|i'm|i've|my|the\s+user|they|he|she|but)\b)"
     r"|\s*\bbut\b\s*"
-    r"|\s*(?=\b(?:rather\s+than|instead\s+of)\b)",
+    rf"|\s*(?=\b(?:{_CONTRAST})\b)",
     re.IGNORECASE,
 )
 _SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|user|user's|they|he|she|their|his|her)\b", re.IGNORECASE)
