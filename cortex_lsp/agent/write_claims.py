@@ -176,12 +176,39 @@ def chosen_correction(false: Sequence[str], chosen: Sequence[str]) -> str:
     return f"The answer was saved to {names}, not to {', '.join(false)}"
 
 
+def claims_of_chosen(answer: str, book: WriteLedger, chosen: Sequence[str]) -> str:
+    """``answer`` with every claim of a write that names another file than the ``chosen`` ones (the files
+    the agent named under an unnamed grant) replaced by the name of the file actually written."""
+    pieces: list[str] = []
+    for i, sentence in enumerate(_BREAK.split(answer)):
+        false = None if i % 2 or not sentence.strip() else _false_claim(sentence, book)
+        lead = sentence[: len(sentence) - len(sentence.lstrip())]
+        pieces.append(sentence if false is None else f"{lead}[{chosen_correction(false, chosen)}.]")
+    return "".join(pieces)
+
+
+def with_chosen_ledger(honest: HonestAnswer, book: WriteLedger, chosen: Sequence[str]) -> HonestAnswer:
+    """``honest`` with the ledger (its "Written:" line names the chosen file) when it has none yet."""
+    if not chosen or honest.notes:
+        return honest
+    lines = book.lines()
+    footer = "\n".join(f"- {line}" for line in lines)
+    text = f"{honest.text.rstrip()}\n\n{footer}" if honest.text.strip() else footer
+    return HonestAnswer(text=text, corrected=honest.corrected, notes=tuple(lines))
+
+
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
                   roots: Sequence[str] = (), *, grant: WriteGrant | None = None) -> HonestAnswer:
     """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
     wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
     book = ledger(edits, tool_calls, roots)
     chosen = chosen_names(book, grant)
+    if chosen:
+        answer = claims_of_chosen(answer, book, chosen)
+    return with_chosen_ledger(_honest(answer, book), book, chosen)
+
+
+def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
     corrected: list[str] = []
     pieces: list[str] = []
     for i, sentence in enumerate(_BREAK.split(answer)):
@@ -191,15 +218,13 @@ def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequenc
             continue
         corrected.append(sentence.strip())
         lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        if chosen:
-            said = chosen_correction(false, chosen)
-        elif false:
+        if false:
             said = "; ".join(f"{n} was not written ({_short(book.why_not(n))})" for n in false)
         else:
             said = "No file was written"
         pieces.append(f"{lead}[{said}.]")
     text = "".join(pieces)
-    if not corrected and not book.not_written and not chosen:
+    if not corrected and not book.not_written:
         return HonestAnswer(text=answer, corrected=(), notes=())
     lines = book.lines()
     footer = "\n".join(f"- {line}" for line in lines)
