@@ -36,6 +36,7 @@ from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
 from cortex_lsp.agent.routed import small_direct_messages
 from cortex_lsp.agent.router import Route
 from cortex_lsp.agent.runnability import cannot_run_reply
+from cortex_lsp.agent.supervisor import Supervisor
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
 from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.guards.intent import parse_intent
@@ -447,11 +448,9 @@ class AgentKernel:
     async def _supervise(
         self, ctx: RunContext, guarded: GuardedPlan, emit: Emit, record: RunRecord
     ) -> AgentResult:
-        from cortex_lsp.agent.supervisor import Supervisor
-
         session = self._session(ctx, guarded, emit, record)
         executor = Executor(self.deps, emit, record)
-        answer = await Supervisor(self.deps, ctx, emit, record).run()
+        answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
         if answer is None:
             return await self._react(ctx, guarded, session, executor, emit, record)
         await self._save_if_asked(ctx, session, executor, answer)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext
@@ -20,7 +20,7 @@ from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.parsing import extract_string_list
 from cortex_lsp.agent.planner import tidy_steps
-from cortex_lsp.agent.types import AgentResult, Plan, RunRecord
+from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord
 from cortex_lsp.models.base import ChatOptions, Message, ModelError, ModelMissing, ModelUnavailable, collect
 from cortex_lsp.ports import AgentEvent
 
@@ -33,9 +33,31 @@ SPLIT_FORMAT: dict[str, Any] = {
 }
 
 
+class WorkerKernel(Protocol):
+    async def run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult: ...
+
+
+class KernelFactory(Protocol):
+    """How a worker's kernel is made (the kernel passes its own class: no import cycle back to it)."""
+
+    def __call__(
+        self,
+        deps: AgentDeps,
+        *,
+        allow_lats: bool,
+        persist: bool,
+        words: str | None,
+        user_turns: list[str] | None,
+        exclude_tools: frozenset[str],
+    ) -> WorkerKernel: ...
+
+
 class Supervisor:
-    def __init__(self, deps: AgentDeps, ctx: RunContext, emit: Emit, record: RunRecord) -> None:
+    def __init__(
+        self, deps: AgentDeps, ctx: RunContext, emit: Emit, record: RunRecord, kernel: KernelFactory
+    ) -> None:
         self.deps = deps
+        self.kernel = kernel
         self.ctx = ctx
         self.emit = emit
         self.record = record
@@ -69,8 +91,6 @@ class Supervisor:
         return emit
 
     async def _worker(self, index: int, subtask: str, gate: asyncio.Semaphore) -> AgentResult:
-        from cortex_lsp.agent.kernel import AgentKernel
-
         async with gate:
             request = replace(
                 self.ctx.request,
@@ -86,7 +106,7 @@ class Supervisor:
                 edits=self.record.edits,
             )
             sub.backend, sub.model = self.record.backend, self.record.model
-            kernel = AgentKernel(
+            kernel = self.kernel(
                 self.deps,
                 allow_lats=False,
                 persist=False,
