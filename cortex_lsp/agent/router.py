@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
-from cortex_lsp.guards.cues import Cues
+from cortex_lsp.guards.cues import DOC_PLACES, Cues
 from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.provenance import instruction_text
 
@@ -144,7 +144,7 @@ _SEARCH_WORDS = re.compile(
 )
 _DOC_PREFIX = re.compile(
     r"^\s*(?:please\s+)?(?:search|check|look\s+(?:in|through))\s+(?:the\s+|my\s+|our\s+)?"
-    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
+    rf"{DOC_PLACES}\s*(?:for\s+|about\s+|[-–—:,]\s*)?",
     re.IGNORECASE,
 )
 _SCOPED_SEARCH = re.compile(

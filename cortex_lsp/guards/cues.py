@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cortex_lsp.guards.material import FILE_NAME_RE
 
-__all__ = ["TIME_WORDS", "Cues", "read_cues", "urls_in"]
+__all__ = ["DOC_PLACES", "TIME_WORDS", "Cues", "read_cues", "urls_in"]
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -135,9 +135,11 @@ _LIST_WORDS = re.compile(
     r"\bwhat'?s\s+in\s+(?:the\s+|this\s+|my\s+)?(?:folder|directory|workspace|project)\b",
     re.IGNORECASE,
 )
+#: where the user's documents are ("search the docs", "look in my knowledge base")
+DOC_PLACES = r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)"
 _DOC_WORDS = re.compile(
     r"\b(?:search|check|look\s+in|look\s+through|ask|according\s+to|in)\s+(?:the\s+|my\s+|our\s+)?"
-    r"(?:documents|docs|notes|indexed\s+files|knowledge\s+base)\b",
+    rf"{DOC_PLACES}\b",
     re.IGNORECASE,
 )
 _SHOW_ONLY = re.compile(
