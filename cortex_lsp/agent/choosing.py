@@ -8,7 +8,6 @@ route's plan, never to every tool on offer.
 from __future__ import annotations
 
 import asyncio
-import re
 
 from cortex_lsp.agent.context import RunContext
 from cortex_lsp.agent.deps import AgentDeps
@@ -18,11 +17,6 @@ from cortex_lsp.agent.profile import ModelProfile
 from cortex_lsp.agent.router import Route, read_intent, route
 from cortex_lsp.agent.types import Plan
 
-_AGAIN = re.compile(
-    r"\s*(?:please\s+)?(?:try\s+(?:it\s+)?again|again|retry|redo(?:\s+it)?|one\s+more\s+time)"
-    r"(?:\s+please)?\s*[.!]*\s*",
-    re.IGNORECASE,
-)
 #: the planner gets at most this share of the run: a slow planner must leave time to answer
 PLANNER_SHARE = 0.4
 #: tools a small model may pick the arguments of itself (one call, under constrained tool choice)
@@ -34,7 +28,7 @@ def route_for(ctx: RunContext, available: list[str], *, words_override: str | No
     "Try again" routes the user's previous request again."""
     selection = ctx.request.selection.text if ctx.request.selection else None
     source = words_override if words_override is not None else ctx.request.message
-    if words_override is None and _AGAIN.fullmatch(ctx.words) and len(ctx.user_turns) > 1:
+    if words_override is None and read_intent(ctx.words).cues.again and len(ctx.user_turns) > 1:
         source = ctx.user_turns[-2]
     intent = read_intent(source, selection=selection)
     return route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)

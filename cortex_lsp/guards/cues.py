@@ -148,6 +148,13 @@ _SHOW_ONLY = re.compile(
     re.IGNORECASE,
 )
 
+#: "try again", "retry", "one more time": the request is the one before
+_AGAIN = re.compile(
+    r"\s*(?:please\s+)?(?:try\s+(?:it\s+)?again|again|retry|redo(?:\s+it)?|one\s+more\s+time)"
+    r"(?:\s+please)?\s*[.!]*\s*",
+    re.IGNORECASE,
+)
+
 # loose hints: a tool the words may need (recovery nudges, procedural learning), read widely
 _HINT_FILE = re.compile(
     r"(?<![\w/.-])[\w.-]+\.(?:txt|md|json|csv|py|yaml|yml|log|toml|ini|cfg|js|ts|html|css|rs|go)\b",
@@ -201,6 +208,8 @@ class Cues:
     asks: bool = False
     #: "save that to NAME": the previous answer is the text
     save_previous: bool = False
+    #: the whole request is "try again" / "retry": the previous request is meant
+    again: bool = False
     #: the tools the words call for, read strictly (without ``write_file``: the grant decides that)
     tools: frozenset[str] = frozenset()
     #: the tools the words may need, read widely (recovery nudges, procedural learning)
@@ -299,6 +308,7 @@ def read_cues(words: str) -> Cues:
         show_only=_SHOW_ONLY.match(words) is not None,
         asks=_ASKS.search(words) is not None,
         save_previous=_SAVE_PREVIOUS.search(words) is not None,
+        again=_AGAIN.fullmatch(words) is not None,
         tools=frozenset(tools),
         hints=frozenset(hints),
     )
