@@ -9,8 +9,8 @@ denied too) and the audit hook (:mod:`.audit`); say it is ready (and which layer
 block on its input. When a request arrives it restricts itself with the Landlock ruleset plus the
 request's folders (read-only, hidden entries left out), sets its resource limits (address space, CPU
 seconds, no file writes, no new processes, few descriptors), compiles the snippet, arms the audit hook,
-runs the snippet with the restricted guards, sends the outcome and exits: a worker never runs a second
-snippet.
+runs the snippet with the restricted guards (a sealed copy made at start-up: :mod:`.sealed`), sends
+the outcome and exits: a worker never runs a second snippet.
 
 It dies with its parent: ``PR_SET_PDEATHSIG`` (and bubblewrap's ``--die-with-parent`` when isolated),
 and an end-of-file on its input while idle.
@@ -43,10 +43,11 @@ from cortex_lsp.tools.sandbox.restricted import (
     OutputCollector,
     RunHooks,
     RunOutcome,
-    run_snippet,
 )
+from cortex_lsp.tools.sandbox.sealed import SealedGuards, seal
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+_RESTRICTED = "cortex_lsp.tools.sandbox.restricted"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_KEEPCAPS = 8
 _PR_CAPBSET_DROP = 24
@@ -277,7 +278,9 @@ def _release_memory_limit() -> None:
 
 
 def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: audit.AuditControls,
-              confinement: landlock.Confinement | None = None) -> None:
+              confinement: landlock.Confinement | None = None, sealed: SealedGuards | None = None) -> None:
+    """Read one request and run it with the sealed guards (:mod:`.sealed`; made here if not given)."""
+    sealed = sealed or seal()
     request = read_message(proto_in)
     if request is None:
         return
@@ -288,12 +291,13 @@ def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: a
     apply_limits(float(request.get("timeout", 10)), int(request.get("memory_bytes", 512 * 1024 * 1024)))
     hooks = RunHooks(arm=lambda code: controls.arm(code, [str(r) for r in roots]),
                      reading_frames=controls.reading_frames)
-    out = OutputCollector(STDOUT_LIMIT)
-    err = OutputCollector(STDERR_LIMIT)
+    collector = sealed.get(_RESTRICTED, "OutputCollector")
+    out: OutputCollector = collector(STDOUT_LIMIT)
+    err: OutputCollector = collector(STDERR_LIMIT)
     sys.stdout = out  # type: ignore[assignment]
     sys.stderr = err  # type: ignore[assignment]
     try:
-        outcome = run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
+        outcome = sealed.run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
     except MemoryError:
         outcome = RunOutcome(stdout=out.text(), error="MemoryError (memory limit reached)")
     _release_memory_limit()
@@ -312,12 +316,13 @@ def main(argv: list[str] | None = None) -> None:
     proto_in, proto_out, devnull = _take_protocol_streams()
     _die_with_parent(parent_pid)
     confinement, layers = start_os_layers(parent_pid)
+    sealed = seal()
     controls = audit.install(proto_out.fileno(), _python_dirs())
     layers["audit"] = "on"
     proto_out.write(encode_message({"ready": True, "pid": os.getpid(), "layers": layers}))
     proto_out.flush()
     try:
-        serve_one(proto_in, proto_out, devnull, controls, confinement)
+        serve_one(proto_in, proto_out, devnull, controls, confinement, sealed)
     finally:
         os._exit(0)
 
