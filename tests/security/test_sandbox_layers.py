@@ -12,6 +12,7 @@ seccomp filter is also tested alone, and bubblewrap alone (the hidden files of t
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -363,6 +364,8 @@ OS_ONLY = """
 import sys
 from cortex_lsp.tools.sandbox.worker import confine, start_os_layers
 confinement, layers = start_os_layers()
+with open("/proc/self/status") as status:  # before Landlock (which leaves /proc out)
+    print("STATUS", [line.split() for line in status if line.startswith(("Uid:", "Cap"))], flush=True)
 notes = confine(confinement, [sys.argv[2]])
 print("LAYERS", layers, notes, flush=True)
 payload = sys.argv[1]
@@ -510,6 +513,11 @@ def test_os_layer_keeps_benign_code_and_the_folder_readable(
     _status, output = _run(OS_ONLY, BENIGN_OS_PAYLOAD, world, listener, prefix=prefix)
     assert "SURVIVED" in output and "ordinary notes" in output and "visible data" in output, output[-800:]
     assert "E.A" in output and "True" in output
+    status = {row[0]: row[1:] for row in ast.literal_eval(output.split("STATUS ", 1)[1].splitlines()[0])}
+    assert all(int(status[cap][0], 16) == 0 for cap in ("CapInh:", "CapPrm:", "CapEff:", "CapAmb:")), status
+    if user == "as-is" and os.geteuid() == 0:  # dropped: real/effective/saved 65534; file-system uid 0 under Landlock
+        assert status["Uid:"] == ["65534", "65534", "65534", "0"], status
+        assert int(status["CapBnd:"][0], 16) == 0, status
 
 
 def test_folder_rules_leave_every_hidden_entry_out(tmp_path: Path) -> None:
