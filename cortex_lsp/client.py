@@ -293,6 +293,8 @@ async def ask(args: argparse.Namespace) -> int:
             sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         for edit in result.get("edits", []):
             state = "applied" if edit.get("applied") else f"not applied ({edit.get('reason', '')})"
+            if "applied" in edit and edit["applied"] is None:  # cancelled before the editor answered
+                state = f"unknown — check the file ({edit.get('reason', '')})"
             sys.stderr.write(f"edit {edit.get('kind')} {edit.get('uri')}: {state}\n")
     return 0 if result.get("stop_reason") in ("answered", "refused") else 1
 

@@ -143,7 +143,8 @@ def _sandbox_layers_check() -> Check:
 
     from cortex_lsp.tools.sandbox import seccomp
 
-    root = "; as root, the worker drops to uid 65534 before any code runs" if os.geteuid() == 0 else ""
+    root = "; as root, the worker drops to uid 65534 with no capability before any code runs" \
+        if os.geteuid() == 0 else ""
     if seccomp.program(deny_exec=True) is None:
         return Check("sandbox layers", False, "The seccomp filter is written for x86_64 only: here workers run "
                      "without it (RestrictedPython guards, the audit hook and resource limits still apply)" + root
@@ -152,12 +153,27 @@ def _sandbox_layers_check() -> Check:
                  "any write, network, process or new code, a seccomp filter and resource limits" + root + ".")
 
 
+def _sandbox_landlock_check() -> Check:
+    """The worker's Landlock rules (files and TCP), applied with or without bubblewrap."""
+    from cortex_lsp.tools.sandbox import landlock
+
+    version, why = landlock.abi()
+    if version < 1:
+        return Check("sandbox landlock", False, f"Landlock is not available ({why}): an escaped snippet without "
+                     "bubblewrap is held only by the uid drop, seccomp and file permissions.",
+                     "Use Linux 5.13 or later with Landlock enabled (kernel option `lsm=landlock,...`).",
+                     warning=True)
+    return Check("sandbox landlock", True,
+                 f"Every worker restricts itself with Landlock ({landlock.describe(version)}).")
+
+
 async def run_checks(settings: Settings, roots: list[Path], *, settings_messages: Sequence[str] = ()) -> list[Check]:
     checks = await _model_checks(settings)
     checks.append(_data_dir_check(settings))
     checks.append(_roots_check(roots))
     checks.append(await asyncio.to_thread(_sandbox_check, settings))
     checks.append(_sandbox_layers_check())
+    checks.append(_sandbox_landlock_check())
     if settings_messages:
         checks.append(Check("settings", False, " ".join(settings_messages), SETTINGS_FIX, warning=True))
     else:

@@ -70,7 +70,8 @@ class EditRequest:
 class EditOutcome:
     uri: str
     kind: EditKind
-    applied: bool
+    #: ``True`` written, ``False`` not written, ``None`` unknown (a cancel, and the editor had not answered)
+    applied: bool | None
     reason: str = ""
 
 

@@ -57,10 +57,17 @@ class WriteLedger:
 
     written: tuple[str, ...]
     not_written: tuple[tuple[str, str], ...]
+    #: sent to the editor, but the run was cancelled before it answered: neither written nor not
+    unknown: tuple[str, ...] = ()
 
     @property
     def attempted(self) -> bool:
-        return bool(self.written or self.not_written)
+        return bool(self.written or self.not_written or self.unknown)
+
+    def is_unknown(self, name: str) -> bool:
+        wanted = name.strip().lstrip("./")
+        return any(u == wanted or u.endswith("/" + wanted) or PurePosixPath(u).name == PurePosixPath(wanted).name
+                   for u in self.unknown)
 
     def has_written(self, name: str) -> bool:
         wanted = name.strip().lstrip("./")
@@ -75,7 +82,8 @@ class WriteLedger:
         return "no write of this file happened in this run"
 
     def lines(self) -> list[str]:
-        out = [f"Written: {', '.join(self.written) if self.written else 'nothing'}."]
+        said = [*self.written, *(unknown_line(n) for n in self.unknown)]
+        out = [f"Written: {', '.join(said) if said else 'nothing'}."]
         for path, why in self.not_written:
             out.append(f"Not written: {path} ({_short(why)}).")
         return out
@@ -86,6 +94,11 @@ class HonestAnswer:
     text: str
     corrected: tuple[str, ...]  # the claims that were removed
     notes: tuple[str, ...]      # ledger lines for the result's notes (empty when nothing to say)
+
+
+def unknown_line(name: str) -> str:
+    """How a write whose outcome is unknown is reported, wherever it is reported."""
+    return f"unknown — check {name}"
 
 
 def _short(reason: str) -> str:
@@ -110,14 +123,19 @@ def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
     """The run's writes: applied edits are written; declined/refused edits and failed write_file calls are not."""
     written: list[str] = []
     missed: list[tuple[str, str]] = []
+    unknown: list[str] = []
     for edit in edits:
         name = _name_of(edit.uri, roots)
-        if edit.applied:
+        if edit.applied is None:
+            if name not in unknown:
+                unknown.append(name)
+        elif edit.applied:
             if name not in written:
                 written.append(name)
         else:
             missed.append((name, edit.reason or "the editor did not apply it"))
-    covered = {PurePosixPath(n).name for n in written} | {PurePosixPath(n).name for n, _ in missed}
+    covered = ({PurePosixPath(n).name for n in written} | {PurePosixPath(n).name for n, _ in missed}
+               | {PurePosixPath(n).name for n in unknown})
     for call in tool_calls:
         if call.tool != WRITE_TOOL or call.success:
             continue
@@ -129,7 +147,8 @@ def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
         missed.append((name, call.output.replace("ERROR: ", "", 1).strip() or "the write failed"))
     written_names = {PurePosixPath(n).name for n in written}
     missed = [(n, why) for n, why in missed if PurePosixPath(n).name not in written_names]
-    return WriteLedger(written=tuple(written), not_written=tuple(missed))
+    unknown = [n for n in unknown if PurePosixPath(n).name not in written_names]
+    return WriteLedger(written=tuple(written), not_written=tuple(missed), unknown=tuple(unknown))
 
 
 def _clause_claim(clause: str, book: WriteLedger) -> list[str] | None:
@@ -219,12 +238,13 @@ def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
         corrected.append(sentence.strip())
         lead = sentence[: len(sentence) - len(sentence.lstrip())]
         if false:
-            said = "; ".join(f"{n} was not written ({_short(book.why_not(n))})" for n in false)
+            said = "; ".join(unknown_line(n) if book.is_unknown(n)
+                             else f"{n} was not written ({_short(book.why_not(n))})" for n in false)
         else:
             said = "No file was written"
         pieces.append(f"{lead}[{said}.]")
     text = "".join(pieces)
-    if not corrected and not book.not_written:
+    if not corrected and not book.not_written and not book.unknown:
         return HonestAnswer(text=answer, corrected=(), notes=())
     lines = book.lines()
     footer = "\n".join(f"- {line}" for line in lines)

@@ -26,6 +26,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from cortex_lsp.agent.types import AgentResult, RunRecord
+from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
@@ -220,7 +221,8 @@ class RunManager:
                             await run.task
                         except (asyncio.CancelledError, Exception):
                             pass
-                    result = run.record.result("cancelled")
+                    # the writes as they stand (an edit the editor had not answered is "unknown — check")
+                    result = run.record.result("cancelled", answer=honest_for_record(run.record.answer, run.record))
                 except Exception as exc:
                     log.exception("run failed")
                     stream.event(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
@@ -259,7 +261,7 @@ async def _settle(future: asyncio.Future[Any], uri: str, kind: EditKind) -> Edit
             continue
     if not future.done():
         future.cancel()
-        return EditOutcome(uri=uri, kind=kind, applied=False,
+        return EditOutcome(uri=uri, kind=kind, applied=None,  # unknown, never reported as "not written"
                            reason="Unknown: the run was cancelled and the editor had not answered the edit "
                                   f"within {SETTLE_SECONDS:g} s; check the file.")
     if future.cancelled() or future.exception() is not None:

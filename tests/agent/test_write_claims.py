@@ -148,3 +148,25 @@ async def test_through_the_server_the_answer_names_the_file_the_agent_chose(
     assert "[The answer was saved to chosen.md, not to summary.md.]" in lines[0]
     assert lines[-1] == "- Written: chosen.md."
     assert "Written: chosen.md." in result["notes"]
+UNKNOWN = EditOutcome(uri="file:///ws/notes.txt", kind="create", applied=None,
+                      reason="Unknown: the run was cancelled and the editor had not answered the edit within 10 s; "
+                             "check the file.")
+
+
+@pytest.mark.parametrize(("answer", "kept", "gone"), [
+    ("", "Written: unknown — check notes.txt.", "Not written"),
+    ("I saved notes.txt.", "[unknown — check notes.txt.]", "I saved notes.txt"),
+    ("Here is the haiku.", "Here is the haiku.", "Not written"),
+])
+def test_an_unknown_outcome_is_reported_as_unknown_never_as_not_written(answer: str, kept: str, gone: str) -> None:
+    book = ledger([UNKNOWN], [])
+    assert book.unknown == ("notes.txt",) and book.written == () and book.not_written == ()
+    honest = honest_answer(answer, [UNKNOWN], [])
+    assert kept in honest.text and gone not in honest.text
+    assert "Written: unknown — check notes.txt." in honest.notes
+
+
+def test_unknown_beside_known_outcomes() -> None:
+    other = EditOutcome(uri="file:///ws/a.md", kind="create", applied=True)
+    lines = ledger([other, UNKNOWN, DECLINED], []).lines()
+    assert lines == ["Written: a.md, unknown — check notes.txt.", "Not written: summary.md (the editor declined it)."]

@@ -12,6 +12,7 @@ seccomp filter is also tested alone, and bubblewrap alone (the hidden files of t
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -31,10 +32,11 @@ from cortex_lsp.tools.sandbox.isolation import bwrap_argv, plan_isolation, root_
 
 HARDENED = """
 import os, sys
-from cortex_lsp.tools.sandbox.worker import _preload, drop_root, harden
-drop_root()
-_preload()
-controls, layers = harden(1)
+from cortex_lsp.tools.sandbox import audit
+from cortex_lsp.tools.sandbox.worker import _python_dirs, confine, start_os_layers
+confinement, layers = start_os_layers()
+controls = audit.install(1, _python_dirs())
+confine(confinement, [sys.argv[2]])
 payload = sys.argv[1]
 code = compile(payload, "<escaped>", "exec")
 controls.arm(code, [sys.argv[2]])
@@ -354,3 +356,223 @@ def _bwrap_pids(root: Path) -> set[int]:
             if parts and parts[0].endswith(b"bwrap") and str(root).encode() in parts:
                 found.add(int(entry.name))
     return found
+
+
+# -- the OS layer alone: no RestrictedPython, no audit hook -------------------------------------------
+
+OS_ONLY = """
+import sys
+from cortex_lsp.tools.sandbox.worker import confine, start_os_layers
+confinement, layers = start_os_layers()
+with open("/proc/self/status") as status:  # before Landlock (which leaves /proc out)
+    print("STATUS", [line.split() for line in status if line.startswith(("Uid:", "Cap"))], flush=True)
+notes = confine(confinement, [sys.argv[2]])
+print("LAYERS", layers, notes, flush=True)
+payload = sys.argv[1]
+try:
+    exec(compile(payload, "<escaped>", "exec"), {"ROOT": sys.argv[2], "OUT": sys.argv[3], "PORT": int(sys.argv[4])})
+except OSError as exc:
+    print("REFUSED", type(exc).__name__, exc.errno, flush=True)
+else:
+    print("SURVIVED", flush=True)
+"""
+
+LANDLOCK_ONLY = """
+import sys
+from cortex_lsp.tools.sandbox import landlock
+from cortex_lsp.tools.sandbox.worker import _preload, _python_dirs
+_preload()
+confinement, state = landlock.prepare(_python_dirs())
+assert confinement is not None, state
+confinement.confine([sys.argv[2]])
+print("LAYERS", state, flush=True)
+payload = sys.argv[1]
+try:
+    exec(compile(payload, "<escaped>", "exec"), {"ROOT": sys.argv[2], "OUT": sys.argv[3], "PORT": int(sys.argv[4])})
+except OSError as exc:
+    print("REFUSED", type(exc).__name__, exc.errno, flush=True)
+else:
+    print("SURVIVED", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def landlock_abi() -> int:
+    from cortex_lsp.tools.sandbox.landlock import abi
+
+    version, why = abi()
+    if version < 1:
+        pytest.skip(f"Landlock is not available here: {why}")
+    return version
+
+
+@pytest.fixture
+def root_secret() -> Iterator[tuple[Path, str]]:
+    """A secret file in a 0700 folder under root's home (what CAP_DAC_READ_SEARCH used to reach)."""
+    home = Path("/root")
+    if os.geteuid() != 0 or not home.is_dir():
+        pytest.skip("needs root and /root")
+    folder = Path(tempfile.mkdtemp(prefix=".cortex-layers-", dir=home))
+    folder.chmod(0o700)
+    secret = f"ROOT-SECRET-{uuid.uuid4().hex}"
+    (folder / "key").write_text(secret)
+    (folder / "key").chmod(0o600)
+    try:
+        yield folder / "key", secret
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _shadow_line() -> str:
+    try:
+        return Path("/etc/shadow").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "root:"  # not readable by the test itself: the payload must not print it either
+
+
+#: (id, payload): unrestricted Python run after the OS layer is in place. {root_file} is filled in.
+OS_PAYLOADS: list[tuple[str, str]] = [
+    ("read-shadow", "print(open('/etc/shadow').read())"),
+    ("read-under-root", "print(open({root_file!r}).read())"),
+    ("read-outside-folder", "print(open(ROOT + '/../outside.txt').read())"),
+    ("read-hidden-env", "print(open(ROOT + '/.env').read())"),
+    ("read-hidden-git", "print(open(ROOT + '/.git/config').read())"),
+    ("read-proc-environ", "print(open('/proc/1/environ', 'rb').read())"),
+    ("list-etc", "import os\nprint(os.listdir('/etc'))"),
+    ("write-tmp", "open(OUT, 'w').write('pwned')"),
+    ("write-outside", "open(ROOT + '/../outside.txt', 'w').write('pwned')"),
+    ("write-in-folder", "open(ROOT + '/notes.txt', 'a').write('pwned')"),
+    ("connect-socket", "import socket\nsocket.create_connection(('127.0.0.1', PORT), 1).sendall(b'leak')"),
+]
+
+
+def _os_payload(payload: str, root_file: Path) -> str:
+    return payload.replace("{root_file!r}", repr(str(root_file)))
+
+
+def _assert_os_refused(name: str, output: str, world: World, listener: Listener, root_secret: str) -> None:
+    _no_side_effects(world, listener, output)
+    assert (world.root / "notes.txt").read_text() == "ordinary notes\n"
+    assert root_secret not in output and _shadow_line() not in output
+    assert "SURVIVED" not in output, f"{name}: the OS layer let it through: {output[-500:]}"
+    assert "REFUSED" in output, f"{name}: {output[-500:]}"
+
+
+@pytest.mark.parametrize("user", ["as-is", "unprivileged"])
+@pytest.mark.parametrize(("name", "payload"), OS_PAYLOADS, ids=[p[0] for p in OS_PAYLOADS])
+def test_os_layer_alone_refuses_reads_writes_and_network(
+    landlock_abi: int, world: World, listener: Listener, root_secret: tuple[Path, str], user: str, name: str,
+    payload: str,
+) -> None:
+    """Layers 1 and 2 switched off: the drop (no capability left), Landlock and seccomp alone."""
+    prefix = _setpriv() if user == "unprivileged" else []
+    _status, output = _run(OS_ONLY, _os_payload(payload, root_secret[0]), world, listener, prefix=prefix)
+    assert "'landlock': 'on" in output, output[-500:]
+    if user == "as-is":
+        assert "no capabilities" in output, output[-500:]
+    _assert_os_refused(name, output, world, listener, root_secret[1])
+
+
+LANDLOCK_PAYLOADS = [*OS_PAYLOADS,
+    ("truncate-outside", "import os\nos.truncate(ROOT + '/../outside.txt', 0)"),
+    ("unlink-outside", "import os\nos.unlink(ROOT + '/../outside.txt')"),
+    ("rename-outside", "import os\nos.rename(ROOT + '/../outside.txt', OUT)"),
+]
+
+
+@pytest.mark.parametrize(("name", "payload"), LANDLOCK_PAYLOADS, ids=[p[0] for p in LANDLOCK_PAYLOADS])
+def test_landlock_alone_confines_even_root(
+    landlock_abi: int, world: World, listener: Listener, root_secret: tuple[Path, str], name: str, payload: str
+) -> None:
+    """No uid drop, no seccomp, no audit hook: root with every capability, and only Landlock in the way."""
+    if name in ("connect-socket",) and landlock_abi < 4:
+        pytest.skip("TCP rules need Landlock ABI 4")
+    _status, output = _run(LANDLOCK_ONLY, _os_payload(payload, root_secret[0]), world, listener, prefix=[])
+    assert oct(world.outside.stat().st_mode & 0o777) == oct(0o666)
+    _assert_os_refused(name, output, world, listener, root_secret[1])
+
+
+BENIGN_OS_PAYLOAD = (
+    "import dataclasses, collections, enum, typing, json, statistics, time, decimal, re, hashlib, random\n"
+    "@dataclasses.dataclass\nclass P:\n    x: int\n"
+    "E = enum.Enum('E', 'A B')\n"
+    "print(P(1), E.A, statistics.mean([1, 2]), json.dumps({'a': 1}), time.localtime().tm_year > 2000,\n"
+    "      decimal.Decimal('1.1') + 1, re.sub('a', 'b', 'aa'), hashlib.sha256(b'x').hexdigest()[:8],\n"
+    "      random.Random(1).random() < 1, open(ROOT + '/notes.txt').read(), open(ROOT + '/sub/data.txt').read())\n"
+)
+
+
+@pytest.mark.parametrize("user", ["as-is", "unprivileged"])
+def test_os_layer_keeps_benign_code_and_the_folder_readable(
+    landlock_abi: int, world: World, listener: Listener, user: str
+) -> None:
+    prefix = _setpriv() if user == "unprivileged" else []
+    (world.root / "sub").mkdir()
+    (world.root / "sub" / "data.txt").write_text("visible data\n")
+    (world.root / "sub").chmod(0o755)
+    _status, output = _run(OS_ONLY, BENIGN_OS_PAYLOAD, world, listener, prefix=prefix)
+    assert "SURVIVED" in output and "ordinary notes" in output and "visible data" in output, output[-800:]
+    assert "E.A" in output and "True" in output
+    status = {row[0]: row[1:] for row in ast.literal_eval(output.split("STATUS ", 1)[1].splitlines()[0])}
+    assert all(int(status[cap][0], 16) == 0 for cap in ("CapInh:", "CapPrm:", "CapEff:", "CapAmb:")), status
+    if user == "as-is" and os.geteuid() == 0:  # dropped: real/effective/saved 65534; file-system uid 0 under Landlock
+        assert status["Uid:"] == ["65534", "65534", "65534", "0"], status
+        assert int(status["CapBnd:"][0], 16) == 0, status
+
+
+def test_folder_rules_leave_every_hidden_entry_out(tmp_path: Path) -> None:
+    from cortex_lsp.tools.sandbox.hidden import hidden_entries
+    from cortex_lsp.tools.sandbox.landlock import FS_READ_DIR, FS_READ_FILE, READ_DIR_RIGHTS, folder_rules
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / ".env").write_text("x")
+    (tmp_path / "src" / "pkg" / "mod.py").write_text("x")
+    (tmp_path / "src" / "clean").mkdir()
+    (tmp_path / "src" / "clean" / "a.py").write_text("x")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "README.md").write_text("x")
+    (tmp_path / "link.md").symlink_to("/etc/passwd")
+    root = str(tmp_path)
+    rules = dict(folder_rules(root, hidden_entries(tmp_path) or []))
+    assert rules == {
+        root: FS_READ_DIR,
+        f"{root}/src": FS_READ_DIR,
+        f"{root}/src/pkg": FS_READ_DIR,
+        f"{root}/src/pkg/mod.py": FS_READ_FILE,
+        f"{root}/src/clean": READ_DIR_RIGHTS,
+        f"{root}/README.md": FS_READ_FILE,
+    }
+    clean = tmp_path / "clean-root"
+    clean.mkdir()
+    (clean / "a.txt").write_text("x")
+    assert folder_rules(str(clean), []) == [(str(clean), READ_DIR_RIGHTS)]
+
+
+async def test_results_carry_no_landlock_warning_when_it_is_on(landlock_abi: int, world: World) -> None:
+    """Through the real pool (isolation none): the folder is read, its hidden file and the world outside
+    are refused, and no result note says the Landlock layer is missing."""
+    from cortex_lsp.tools.sandbox import SandboxPool
+
+    pool = SandboxPool(Settings(sandbox_isolation="none"), keep_warm=False)
+    try:
+        result = await pool.run("print(open('notes.txt').read())", roots=[world.root])
+    finally:
+        await pool.aclose()
+    assert result.stdout == "ordinary notes\n\n", result
+    assert not any("without its Landlock layer" in note for note in result.notes), result.notes
+    assert any("Landlock rules" in note for note in result.notes), result.notes  # the no-bwrap warning says it
+
+
+def test_doctor_and_the_warning_say_how_landlock_stands() -> None:
+    from cortex_lsp.doctor import _sandbox_landlock_check
+    from cortex_lsp.tools.sandbox.landlock import abi
+
+    version, why = abi()
+    check = _sandbox_landlock_check()
+    warning = plan_isolation(Settings(sandbox_isolation="none")).warning or ""
+    if version > 0:
+        assert check.ok and f"ABI {version}" in check.detail
+        assert "Landlock rules" in warning and "only the in-process layers apply" in warning
+    else:
+        assert not check.ok and check.warning and why in check.detail and "`" in check.fix
+        assert "Landlock is missing" in warning

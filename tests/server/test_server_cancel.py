@@ -194,3 +194,38 @@ def _descendants(pid: int) -> set[int]:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+@CLIENT_TOKEN
+async def test_an_edit_the_editor_answers_after_the_settle_is_reported_unknown(model: ScriptedModelServer,
+                                                                               tmp_path: Path) -> None:
+    """The editor applies the edit but answers only after SETTLE_SECONDS: the result can't know, so it
+    says so (``applied: null``, "unknown — check notes.txt"), never "not written" — the file is there."""
+    from cortex_lsp.server.runs import SETTLE_SECONDS
+    from tests.lsp_harness import _apply_to_disk
+
+    _script_write(model)
+    answered = asyncio.Event()
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+
+        async def late_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            _cancel(client, "request", "late-1", "late-token")
+            _apply_to_disk(params.edit)  # applied at once, but the answer comes late
+            await asyncio.sleep(SETTLE_SECONDS + 1.5)
+            answered.set()
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = late_apply
+        future = _send_command(client, "late-1", "late-token")
+        result = _plain(await asyncio.wait_for(future, timeout=SETTLE_SECONDS + 30))
+        await asyncio.wait_for(answered.wait(), timeout=30)
+        follow_up = await ask(client, "quick one")
+    written = tmp_path / "ws" / "notes.txt"
+    assert written.read_text() == "hello\n"
+    assert result["stop_reason"] == "cancelled"
+    assert [(e["uri"], e["applied"]) for e in result["edits"]] == [(written.resolve().as_uri(), None)]
+    assert "check the file" in result["edits"][0]["reason"]
+    assert "unknown — check notes.txt" in result["answer"]
+    assert "Not written" not in result["answer"]
+    assert "Written: unknown — check notes.txt." in result["notes"]
+    assert "stop_reason" in follow_up, "the server keeps serving"

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortex_lsp.config import Settings
-from cortex_lsp.tools.sandbox import seccomp
+from cortex_lsp.tools.sandbox import landlock, seccomp
+from cortex_lsp.tools.sandbox.hidden import MAX_SCANNED_ENTRIES, hidden_entries
 
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap)"
@@ -35,7 +36,6 @@ INSTALL_HINT = (
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 PROBE_TIMEOUT_SECONDS = 15.0
-MAX_SCANNED_ENTRIES = 50_000
 SANDBOX_UID = 65534
 IN_PROCESS_LAYERS = "RestrictedPython guards, the audit hook, the seccomp filter and resource limits"
 
@@ -66,9 +66,18 @@ class IsolationPlan:
         if self.bwrap:
             return None
         return (
-            f"No OS isolation ({self.detail}): only the in-process layers apply ({IN_PROCESS_LAYERS}). "
-            f"To add it, {INSTALL_HINT}."
+            f"No OS isolation ({self.detail}): only the in-process layers apply ({IN_PROCESS_LAYERS})"
+            f"{landlock_clause()}. To add it, {INSTALL_HINT}."
         )
+
+
+def landlock_clause() -> str:
+    """How the worker's Landlock rules stand, as the tail of the no-bubblewrap warning."""
+    version, why = landlock.abi()
+    if version > 0:
+        return (f", and the worker's own Landlock rules ({landlock.describe(version)}) keep what an escape could "
+                "reach to that")
+    return f"; Landlock is missing too ({why}), so an escape could read whatever uid 65534 may"
 
 
 def worker_command(parent_pid: int | None = None) -> list[str]:
@@ -102,27 +111,6 @@ class RootBinds:
     notes: list[str] = field(default_factory=list)
     #: the hidden entries covered (compared again before a waiting worker is used)
     hidden: frozenset[str] = frozenset()
-
-
-def hidden_entries(root: Path, limit: int = MAX_SCANNED_ENTRIES) -> list[tuple[str, bool]] | None:
-    """Every hidden entry below ``root`` as ``(path, is_dir)``, not descending into hidden folders nor
-    following links; ``None`` when the folder has more than ``limit`` entries."""
-    found: list[tuple[str, bool]] = []
-    pending = [str(root)]
-    seen = 0
-    while pending:
-        folder = pending.pop()
-        with contextlib.suppress(OSError), os.scandir(folder) as entries:
-            for entry in entries:
-                seen += 1
-                if seen > limit:
-                    return None
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if entry.name.startswith("."):
-                    found.append((entry.path, is_dir))
-                elif is_dir:
-                    pending.append(entry.path)
-    return found
 
 
 def root_binds(roots: Sequence[Path]) -> RootBinds:

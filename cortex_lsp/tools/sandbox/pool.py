@@ -195,6 +195,10 @@ class SandboxPool:
             for layer in ("seccomp", "audit"):
                 if layers.get(layer) != "on":
                     missing.append(f"the worker runs without its {layer} layer ({layers.get(layer) or 'not reported'})")
+            landlock_state = str(layers.get("landlock") or "not reported")
+            if not landlock_state.startswith("on"):  # file/network rules of the OS layer (also without bwrap)
+                why = landlock_state.removeprefix("missing ")
+                missing.append(f"the worker runs without its Landlock layer ({why})")
         except (asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
             _kill(proc)
             detail = ""

@@ -2,14 +2,15 @@
 
 Started by :mod:`cortex_lsp.tools.sandbox.pool` (inside bubblewrap where available) as
 ``python -I -B -c "from cortex_lsp.tools.sandbox.worker import main; main()"``. Start-up, in order:
-move the protocol pipes off fds 0/1; as root (without bubblewrap), drop to uid/gid 65534 keeping only
-the capability to *read* files (so ``RLIMIT_NPROC`` applies and nothing of root's can be changed);
-arm the parent-death signal; preload the allowed modules; install the seccomp filter
-(:mod:`.seccomp`, ``execve`` denied too) and the audit hook (:mod:`.audit`); say it is ready (and which
-layers are in place), then block on its input. When a request arrives it sets its resource limits
-(address space, CPU seconds, no file writes, no new processes, few descriptors), compiles the snippet,
-arms the audit hook, runs the snippet with the restricted guards, sends the outcome and exits: a worker
-never runs a second snippet.
+move the protocol pipes off fds 0/1; arm the parent-death signal; preload the allowed modules;
+prepare the Landlock ruleset (:mod:`.landlock`); as root (without bubblewrap), drop to uid/gid 65534
+with no capability at all (:func:`drop_root`); install the seccomp filter (:mod:`.seccomp`, ``execve``
+denied too) and the audit hook (:mod:`.audit`); say it is ready (and which layers are in place), then
+block on its input. When a request arrives it restricts itself with the Landlock ruleset plus the
+request's folders (read-only, hidden entries left out), sets its resource limits (address space, CPU
+seconds, no file writes, no new processes, few descriptors), compiles the snippet, arms the audit hook,
+runs the snippet with the restricted guards (a sealed copy made at start-up: :mod:`.sealed`), sends
+the outcome and exits: a worker never runs a second snippet.
 
 It dies with its parent: ``PR_SET_PDEATHSIG`` (and bubblewrap's ``--die-with-parent`` when isolated),
 and an end-of-file on its input while idle.
@@ -29,11 +30,12 @@ import resource
 import signal
 import struct
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from cortex_lsp.tools.sandbox import audit, seccomp
+from cortex_lsp.tools.sandbox import audit, landlock, seccomp
 from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES
 from cortex_lsp.tools.sandbox.restricted import (
     STDERR_LIMIT,
@@ -41,15 +43,15 @@ from cortex_lsp.tools.sandbox.restricted import (
     OutputCollector,
     RunHooks,
     RunOutcome,
-    run_snippet,
 )
+from cortex_lsp.tools.sandbox.sealed import SealedGuards, seal
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+_RESTRICTED = "cortex_lsp.tools.sandbox.restricted"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_KEEPCAPS = 8
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
-_CAP_DAC_READ_SEARCH = 2
 _CAP_SETUID = 7
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 UNPRIVILEGED_ID = 65534
@@ -143,26 +145,53 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def drop_root() -> str | None:
-    """As root with real capabilities (no bubblewrap): become uid/gid 65534, keeping only
-    CAP_DAC_READ_SEARCH (read any file; the audit hook and the path guards pick which). Returns what
-    happened, for the ready message; ``None`` when not root."""
+def _capset_empty(libc: ctypes.CDLL, keep: int = 0) -> bool:
+    """Set effective and permitted to ``keep`` (a bit mask), inheritable to nothing."""
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
+    return bool(libc.capset(ctypes.byref(header), data) == 0)
+
+
+def drop_root(*, files_as_owner: bool = False) -> str | None:
+    """As root with real capabilities (no bubblewrap): become uid/gid 65534 with **no** capability left
+    (bounding, permitted, effective, inheritable and ambient sets empty), so ``RLIMIT_NPROC`` applies,
+    nothing of root's can be signalled or changed, and no file is read past its permission bits.
+
+    ``files_as_owner`` (only when the Landlock ruleset is ready: it alone then decides *which* files):
+    the file-system uid stays 0, so a folder only root may enter (a root user's project, pytest's
+    0700 temporary folders) can still be read, as its owner, without any capability. Without Landlock
+    the file-system uid is 65534 too and the worker reads only what anyone may read. The interpreter
+    has imported everything it needs before this (see :func:`main`). Returns what happened, for the
+    ready message; ``None`` when not root."""
     if os.geteuid() != 0 or not _has_capability(_CAP_SETUID):
         return None
     libc = ctypes.CDLL(None, use_errno=True)
-    for cap in range(64):
-        if cap != _CAP_DAC_READ_SEARCH:
-            libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails (EINVAL) past the last capability: fine
+    for cap in range(64):  # the bounding set only limits what could be gained later: empty it now
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails (EINVAL) past the last capability: fine
     libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setgroups([])
     os.setresgid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
     os.setresuid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
-    bit = 1 << _CAP_DAC_READ_SEARCH
-    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)(_CapData(bit, bit, 0), _CapData(0, 0, 0))
-    if libc.capset(ctypes.byref(header), data) != 0:
-        return f"uid {UNPRIVILEGED_ID} (no capabilities)"
-    return f"uid {UNPRIVILEGED_ID} (reads only)"
+    files = "files by their permission bits"
+    if files_as_owner and _capset_empty(libc, 1 << _CAP_SETUID):
+        libc.setfsuid(0)
+        files = "files as their owner root where Landlock allows"
+    libc.prctl(_PR_SET_KEEPCAPS, 0, 0, 0, 0)
+    if not _capset_empty(libc) or _capabilities_left():
+        os._exit(1)  # never run a snippet with a capability left
+    return f"uid {UNPRIVILEGED_ID} (no capabilities; {files})"
+
+
+def _capabilities_left() -> bool:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.split(":")[0] in ("CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"):
+                    if int(line.split()[1], 16):
+                        return True
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def _python_dirs() -> list[str]:
@@ -171,18 +200,49 @@ def _python_dirs() -> list[str]:
     return sorted(os.path.realpath(d) for d in dirs)
 
 
-def harden(reply_fd: int) -> tuple[audit.AuditControls, dict[str, str]]:
-    """The seccomp filter and the audit hook (after the imports, before any snippet)."""
-    layers: dict[str, str] = {}
+def install_seccomp() -> str:
+    """The worker's own copy of the syscall filter (``execve`` denied too); returns its layer state."""
     prog = seccomp.program(deny_exec=True)
     if prog is None:
-        layers["seccomp"] = "missing (not x86_64)"
-    else:
-        try:
-            seccomp.install(prog)
-            layers["seccomp"] = "on"
-        except OSError as exc:
-            layers["seccomp"] = f"missing ({exc.strerror or exc})"
+        return "missing (not x86_64)"
+    try:
+        seccomp.install(prog)
+    except OSError as exc:
+        return f"missing ({exc.strerror or exc})"
+    return "on"
+
+
+def start_os_layers(parent_pid: int = 0) -> tuple[landlock.Confinement | None, dict[str, str]]:
+    """The start-up of the OS layer, in order: import what snippets may use (as whoever started us,
+    so an interpreter only root can read is fine), prepare the Landlock ruleset (read-only Python
+    install; the folder is added per request), drop root (no capability kept), re-arm the parent-death
+    signal (a credential change clears it), install the seccomp filter."""
+    _preload()
+    confinement, landlock_state = landlock.prepare(_python_dirs())
+    dropped = drop_root(files_as_owner=confinement is not None)
+    _die_with_parent(parent_pid)
+    layers = {"seccomp": install_seccomp(), "landlock": landlock_state}
+    if dropped:
+        layers["uid"] = dropped
+    return confinement, layers
+
+
+def confine(confinement: landlock.Confinement | None, roots: Sequence[str]) -> list[str]:
+    """Put the Landlock ruleset on the worker with the request's folders (before the snippet runs);
+    returns notes for the result (``[]`` when all is well or when Landlock is missing: the ready
+    message already said so)."""
+    if confinement is None:
+        return []
+    try:
+        return confinement.confine(roots)
+    except OSError as exc:
+        return [f"the worker runs without its Landlock layer (it could not be applied: {exc.strerror or exc})"]
+
+
+def harden(reply_fd: int) -> tuple[audit.AuditControls, dict[str, str]]:
+    """The seccomp filter and the audit hook (after the imports, before any snippet). Kept for callers
+    that want layers 2 and 3 without Landlock; :func:`main` uses :func:`start_os_layers`."""
+    layers = {"seccomp": install_seccomp()}
     controls = audit.install(reply_fd, _python_dirs())
     layers["audit"] = "on"
     return controls, layers
@@ -217,25 +277,31 @@ def _release_memory_limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
-def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: audit.AuditControls) -> None:
+def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: audit.AuditControls,
+              confinement: landlock.Confinement | None = None, sealed: SealedGuards | None = None) -> None:
+    """Read one request and run it with the sealed guards (:mod:`.sealed`; made here if not given)."""
+    sealed = sealed or seal()
     request = read_message(proto_in)
     if request is None:
         return
     os.dup2(devnull, 2)
     code = str(request.get("code", ""))
     roots = [Path(str(r)) for r in request.get("roots", [])]
+    notes = confine(confinement, [str(r) for r in roots])
     apply_limits(float(request.get("timeout", 10)), int(request.get("memory_bytes", 512 * 1024 * 1024)))
     hooks = RunHooks(arm=lambda code: controls.arm(code, [str(r) for r in roots]),
                      reading_frames=controls.reading_frames)
-    out = OutputCollector(STDOUT_LIMIT)
-    err = OutputCollector(STDERR_LIMIT)
+    collector = sealed.get(_RESTRICTED, "OutputCollector")
+    out: OutputCollector = collector(STDOUT_LIMIT)
+    err: OutputCollector = collector(STDERR_LIMIT)
     sys.stdout = out  # type: ignore[assignment]
     sys.stderr = err  # type: ignore[assignment]
     try:
-        outcome = run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
+        outcome = sealed.run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
     except MemoryError:
         outcome = RunOutcome(stdout=out.text(), error="MemoryError (memory limit reached)")
     _release_memory_limit()
+    outcome.notes.extend(notes)
     try:
         message = encode_message(asdict(outcome))
     except (MemoryError, ValueError):
@@ -248,16 +314,15 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     parent_pid = int(args[args.index("--parent-pid") + 1]) if "--parent-pid" in args else 0
     proto_in, proto_out, devnull = _take_protocol_streams()
-    dropped = drop_root()
     _die_with_parent(parent_pid)
-    _preload()
-    controls, layers = harden(proto_out.fileno())
-    if dropped:
-        layers["uid"] = dropped
+    confinement, layers = start_os_layers(parent_pid)
+    sealed = seal()
+    controls = audit.install(proto_out.fileno(), _python_dirs())
+    layers["audit"] = "on"
     proto_out.write(encode_message({"ready": True, "pid": os.getpid(), "layers": layers}))
     proto_out.flush()
     try:
-        serve_one(proto_in, proto_out, devnull, controls)
+        serve_one(proto_in, proto_out, devnull, controls, confinement, sealed)
     finally:
         os._exit(0)
 
