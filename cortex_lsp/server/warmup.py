@@ -30,8 +30,11 @@ log = logging.getLogger("cortex.warmup")
 
 SERVICE = "warmup"
 
-#: what the first command imports (agent kernel and its dependencies, tools, memory store, Chroma)
+#: what the first command imports (its argument models, the agent kernel and its dependencies, tools, memory
+#: store, Chroma); none of it is imported before ``initialize`` is answered (tests/server/test_server_startup.py)
 MODULES: tuple[str, ...] = (
+    "cortex_lsp.config",
+    "cortex_lsp.server.arguments",
     "cortex_lsp.models.factory",
     "cortex_lsp.agent.kernel",
     "cortex_lsp.agent.deps",
