@@ -91,12 +91,26 @@ class VectorIndex:
     def _query_then(
         self, vector: list[float], n: int, lookup: Callable[[list[str]], T], where: dict[str, Any] | None
     ) -> tuple[list[tuple[str, float]], T | None]:
+        found = self.nearest_now(vector, n, where)
+        if not found:
+            return [], None
+        return found, lookup([i for i, _ in found])
+
+    def nearest_now(self, vector: list[float], n: int, where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+        """:meth:`query` in the calling thread: only inside :meth:`in_thread` (or under :attr:`lock`)."""
+        if n <= 0:
+            return []
         res = self.collection.query(query_embeddings=[vector], n_results=n, where=where, include=["distances"])
         if not res["ids"] or not res["ids"][0]:
-            return [], None
+            return []
         dists = (res.get("distances") or [[]])[0] or []
-        found = [(i, max(0.0, 1.0 - float(d))) for i, d in zip(res["ids"][0], dists, strict=False)]
-        return found, lookup([i for i, _ in found])
+        return [(i, max(0.0, 1.0 - float(d))) for i, d in zip(res["ids"][0], dists, strict=False)]
+
+    async def in_thread(self, work: Callable[[], T]) -> T:
+        """Run ``work`` in one worker thread while holding the Chroma lock: for a caller that mixes
+        :meth:`nearest_now` with its own SQLite reads in a single thread hop (a document search)."""
+        async with self.lock:
+            return await asyncio.to_thread(work)
 
     async def ids(self) -> list[str]:
         async with self.lock:
