@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 from cortex_lsp.memory.chroma import open_collection
 from cortex_lsp.memory.erase import scrub_chroma_files
 
-BATCH = 1000
+#: records per Chroma upsert/delete call: each call has a fixed cost, so a rebuild (forget) of 10k vectors in
+#: batches of 5,000 took 1.6–3.0 s against 2.8–4.2 s in batches of 1,000; never above the client's own limit
+BATCH = 5000
 T = TypeVar("T")
 
 
@@ -52,6 +54,10 @@ class VectorIndex:
         #: a small collection (facts, tasks) gets the denser HNSW graph (chroma.SMALL_HNSW)
         self.small = small
         self.collection: Any = open_collection(client, name, small=small)
+        try:
+            self.batch = max(1, min(BATCH, int(client.get_max_batch_size())))
+        except Exception:  # a client without the call (or a server that does not answer it): the old size
+            self.batch = 1000
 
     async def upsert(
         self, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]] | None = None
@@ -60,8 +66,8 @@ class VectorIndex:
             await asyncio.to_thread(self._upsert, ids, vectors, metadatas)
 
     def _upsert(self, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]] | None) -> None:
-        for start in range(0, len(ids), BATCH):
-            end = start + BATCH
+        for start in range(0, len(ids), self.batch):
+            end = start + self.batch
             if metadatas is None:
                 self.collection.upsert(ids=ids[start:end], embeddings=vectors[start:end])
             else:
@@ -125,8 +131,8 @@ class VectorIndex:
         if not ids:
             return
         async with self.lock:
-            for start in range(0, len(ids), BATCH):
-                await asyncio.to_thread(self.collection.delete, ids=list(ids[start : start + BATCH]))
+            for start in range(0, len(ids), self.batch):
+                await asyncio.to_thread(self.collection.delete, ids=list(ids[start : start + self.batch]))
 
     async def erase(self, ids: Sequence[str]) -> None:
         """Make the vectors of ``ids`` gone from every file: rebuild the collection without them."""
