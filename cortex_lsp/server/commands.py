@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 # so ``initialize`` does not wait for it; so are the argument models (pydantic: server/arguments.py).
 
 log = logging.getLogger("cortex.commands")
+ARGUMENTS_MODULE = "cortex_lsp.server.arguments"
 MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
@@ -155,7 +157,20 @@ async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: 
     )
 
 
+async def _imports_settled(ls: CortexServer) -> None:
+    """Before a command's first import of the argument models (pydantic) on the loop thread: wait while a
+    background import holds the memory and model locks (settings after ``initialize``, the warm-up), so
+    two threads never import the same packages at once (server/warmup.py says why). One lock at a time,
+    never holding one while waiting for the other (``ls.memory()`` takes memory, then model)."""
+    if ARGUMENTS_MODULE not in sys.modules:
+        async with ls._memory_lock:
+            pass
+        async with ls._model_lock:
+            pass
+
+
 async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import AskArgs, parse_args
 
     a = parse_args("cortex.ask", AskArgs, args)
@@ -167,6 +182,7 @@ async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import ExplainArgs, parse_args
 
     a = parse_args("cortex.explain", ExplainArgs, args)
@@ -180,6 +196,7 @@ async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import RunArgs, parse_args
 
     a = parse_args("cortex.run", RunArgs, args)
@@ -193,6 +210,7 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import NoArgs, parse_args
 
     parse_args("cortex.session.new", NoArgs, args)
@@ -200,6 +218,7 @@ async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_search(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import MemorySearchArgs, parse_args
 
     a = parse_args("cortex.memory.search", MemorySearchArgs, args)
@@ -210,6 +229,7 @@ async def memory_search(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import NoArgs, parse_args
 
     parse_args("cortex.memory.sessions", NoArgs, args)
@@ -219,6 +239,7 @@ async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import ForgetArgs, parse_args
 
     a = parse_args("cortex.memory.forget", ForgetArgs, args)
@@ -228,6 +249,7 @@ async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_reset(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import ResetArgs, parse_args
 
     parse_args("cortex.memory.reset", ResetArgs, args)
@@ -238,6 +260,7 @@ async def memory_reset(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def doctor(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
     from cortex_lsp.server.arguments import NoArgs, parse_args
 
     parse_args("cortex.doctor", NoArgs, args)

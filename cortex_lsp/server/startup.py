@@ -32,10 +32,11 @@ def keep_editor_options(ls: CortexServer, editor: dict[str, Any]) -> None:
 
 async def load_settings(ls: CortexServer) -> None:
     """Import the settings module off the loop, then load the settings unless someone already did."""
-    # Holding the model and memory locks keeps a first command from importing the same packages on the
+    # Holding the memory and model locks keeps a first command from importing the same packages on the
     # loop thread at the same time (see server/warmup.py): it waits there until this import is done.
+    # Memory first, then model: the order ``ls.memory()`` takes them in (the other order can deadlock).
     try:
-        async with ls._model_lock, ls._memory_lock:
+        async with ls._memory_lock, ls._model_lock:
             await asyncio.to_thread(importlib.import_module, SETTINGS_MODULE)
     except Exception:  # not in an installed package; the load on the loop below reports it if it happens
         log.exception("the settings module could not be imported in the background")

@@ -8,6 +8,7 @@ result is written.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -120,3 +121,18 @@ async def test_initialization_options_are_in_force_at_the_first_command(model: S
         result = await execute(client, "cortex.ask", {"message": "hi"})
     assert result["stop_reason"] == "answered", result
     assert model.chat_requests
+
+
+async def test_commands_sent_at_once_after_initialize_all_answer(model: ScriptedModelServer, tmp_path: Path) -> None:
+    # the settings import, the warm-up and the commands' first imports and store opening all wait on the same two
+    # locks: taken in one order everywhere, nothing waits forever
+    async with lsp_session(model, tmp_path) as client:
+        results = await asyncio.wait_for(asyncio.gather(
+            execute(client, "cortex.memory.sessions"),
+            execute(client, "cortex.ask", {"message": "hi"}),
+            execute(client, "cortex.memory.search", {"query": "hi"}),
+            execute(client, "cortex.session.new"),
+        ), timeout=120)
+    sessions, answer, search, new = results
+    assert "sessions" in sessions and "results" in search and new["session_id"]
+    assert answer["stop_reason"] == "answered", answer
