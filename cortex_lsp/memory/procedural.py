@@ -150,7 +150,11 @@ class ProceduralMemory:
 
     async def delete(self, pid: str) -> bool:
         """Forget one tool sequence: its task text and vector are erased from every file."""
-        if not await self.texts.delete(pid):
-            return False
-        await self.index.erase([pid])
-        return True
+        return bool(await self.delete_many([pid]))
+
+    async def delete_many(self, ids: list[str]) -> list[str]:
+        """Forget tool sequences: one transaction and scrub for the texts, one rebuild for the vectors."""
+        found = await self.texts.delete_many(ids)
+        if found:
+            await self.index.erase(found)
+        return found

@@ -100,7 +100,12 @@ class SemanticMemory:
 
     async def delete(self, fid: str) -> bool:
         """Forget one fact: its text and its vector are erased from every file."""
-        if not await self.texts.delete(fid):
-            return False
-        await self.index.erase([fid])
-        return True
+        return bool(await self.delete_many([fid]))
+
+    async def delete_many(self, ids: list[str]) -> list[str]:
+        """Forget facts: their texts go in one transaction and one scrub, their vectors in one rebuild of
+        the collection (a rebuild re-inserts every survivor: per id, forgetting k facts cost k rebuilds)."""
+        found = await self.texts.delete_many(ids)
+        if found:
+            await self.index.erase(found)
+        return found

@@ -298,6 +298,20 @@ class PersistentMemory:
             return await asyncio.to_thread(self.episodic.delete_turn, int(memory_id[5:]))
         return False
 
+    async def forget_many(self, memory_ids: list[str]) -> list[str]:
+        """Forget many facts, tool sequences and turns at once; returns the ids that existed.
+
+        Facts and tool sequences are batched: one transaction and one scrub for their texts, one rebuild
+        per vector collection (forgetting them one by one rebuilds the collection once per id)."""
+        facts = [i for i in memory_ids if i.startswith("fact-")]
+        tasks = [i for i in memory_ids if i.startswith("proc-")]
+        gone = await self.semantic.delete_many(facts) if facts else []
+        gone += await self.procedural.delete_many(tasks) if tasks else []
+        for memory_id in dict.fromkeys(memory_ids):
+            if memory_id.startswith("turn-") and await self.forget(memory_id):
+                gone.append(memory_id)
+        return gone
+
     async def reset(self) -> None:
         """Delete all memory: chat history, facts, tool sequences and the document index, from every file.
 

@@ -73,10 +73,11 @@ class FactTexts:
         return {r[0]: FactText(str(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in found}
 
     async def delete(self, fid: str) -> bool:
-        changed = await asyncio.to_thread(self.db.write, "DELETE FROM facts WHERE id = ?", [(fid,)])
-        if changed:
-            await asyncio.to_thread(self.db.scrub)
-        return changed > 0
+        return bool(await self.delete_many([fid]))
+
+    async def delete_many(self, ids: list[str]) -> list[str]:
+        """Delete the rows of ``ids`` in one transaction and scrub the file once; returns the ids that existed."""
+        return await asyncio.to_thread(_delete_many, self.db, "facts", ids)
 
 
 class TaskTexts:
@@ -104,7 +105,21 @@ class TaskTexts:
         return {r[0]: TaskText(str(r[0]), str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in found}
 
     async def delete(self, pid: str) -> bool:
-        changed = await asyncio.to_thread(self.db.write, "DELETE FROM procedures WHERE id = ?", [(pid,)])
-        if changed:
-            await asyncio.to_thread(self.db.scrub)
-        return changed > 0
+        return bool(await self.delete_many([pid]))
+
+    async def delete_many(self, ids: list[str]) -> list[str]:
+        """Delete the rows of ``ids`` in one transaction and scrub the file once; returns the ids that existed."""
+        return await asyncio.to_thread(_delete_many, self.db, "procedures", ids)
+
+
+def _delete_many(db: EpisodicStore, table: str, ids: list[str]) -> list[str]:
+    """Delete the rows of ``ids`` in one transaction, then ``VACUUM`` once (not once per id)."""
+    unique = list(dict.fromkeys(ids))
+    found: list[str] = []
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        found += [str(r[0]) for r in db.read(f"SELECT id FROM {table} WHERE id IN ({_marks(len(part))})", part)]
+    if found:
+        db.write(f"DELETE FROM {table} WHERE id = ?", [(i,) for i in found])
+        db.scrub()
+    return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -19,12 +19,14 @@ from pygls.protocol.language_server import _prepare_command_arguments, lsp_metho
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
-from cortex_lsp.config import LoadedSettings, Settings, load_settings
-from cortex_lsp.memory.api import InProcessMemory, Memory
-from cortex_lsp.models.base import ModelClient
 from cortex_lsp.server.edits import LspEditSink
 from cortex_lsp.server.logs import LspMirror, mirror_to_client
 from cortex_lsp.server.runs import RunManager
+
+if TYPE_CHECKING:  # settings (pydantic, YAML) and memory are imported after `initialize` is answered
+    from cortex_lsp.config import LoadedSettings, Settings
+    from cortex_lsp.memory.api import Memory
+    from cortex_lsp.models.base import ModelClient
 
 log = logging.getLogger("cortex.server")
 
@@ -73,7 +75,7 @@ class CortexServer(LanguageServer):
             protocol_cls=CortexProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.loaded = load_settings(editor=None)
+        self._loaded: LoadedSettings | None = None  # loaded on first use (server/startup.py: after initialize)
         self.runs = RunManager(self)
         self.edits = LspEditSink(self)
         self.command_tokens: dict[Any, types.ProgressToken | None] = {}
@@ -95,10 +97,27 @@ class CortexServer(LanguageServer):
 
     # -- settings --------------------------------------------------------------------------------
     @property
+    def loaded(self) -> LoadedSettings:
+        if self._loaded is None:
+            self.reload_settings()
+        assert self._loaded is not None
+        return self._loaded
+
+    @loaded.setter
+    def loaded(self, value: LoadedSettings) -> None:
+        self._loaded = value
+
+    @property
+    def settings_loaded(self) -> bool:
+        return self._loaded is not None
+
+    @property
     def settings(self) -> Settings:
         return self.loaded.settings
 
     def reload_settings(self, editor: dict[str, Any] | None = None) -> list[str]:
+        from cortex_lsp.config import LoadedSettings, Settings, load_settings
+
         if editor is not None:
             self.editor_settings = editor
         try:
@@ -166,6 +185,8 @@ class CortexServer(LanguageServer):
             return self._memory
 
     async def _open_memory(self) -> Memory:
+        from cortex_lsp.memory.api import InProcessMemory
+
         try:
             from cortex_lsp.memory.store import PersistentMemory  # type: ignore[attr-defined]
         except ImportError:

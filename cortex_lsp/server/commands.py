@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,26 +18,17 @@ from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.models.base import ModelError
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.server.app import CortexServer
-from cortex_lsp.server.arguments import (
-    AskArgs,
-    ExplainArgs,
-    ForgetArgs,
-    MemorySearchArgs,
-    NoArgs,
-    RangeArg,
-    ResetArgs,
-    RunArgs,
-    parse_args,
-)
 from cortex_lsp.server.documents import LspWorkspace, open_document
 
 if TYPE_CHECKING:
     from cortex_lsp.agent.deps import AgentDeps, Emit
+    from cortex_lsp.server.arguments import RangeArg
 
 # The agent (kernel, tools, jsonschema, sandbox) is imported on the first command, not at start-up,
-# so ``initialize`` does not wait for it.
+# so ``initialize`` does not wait for it; so are the argument models (pydantic: server/arguments.py).
 
 log = logging.getLogger("cortex.commands")
+ARGUMENTS_MODULE = "cortex_lsp.server.arguments"
 MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
@@ -165,7 +157,22 @@ async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: 
     )
 
 
+async def _imports_settled(ls: CortexServer) -> None:
+    """Before a command's first import of the argument models (pydantic) on the loop thread: wait while a
+    background import holds the memory and model locks (settings after ``initialize``, the warm-up), so
+    two threads never import the same packages at once (server/warmup.py says why). One lock at a time,
+    never holding one while waiting for the other (``ls.memory()`` takes memory, then model)."""
+    if ARGUMENTS_MODULE not in sys.modules:
+        async with ls._memory_lock:
+            pass
+        async with ls._model_lock:
+            pass
+
+
 async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import AskArgs, parse_args
+
     a = parse_args("cortex.ask", AskArgs, args)
     notes: list[str] = []
     selection = _selection(ls, a.uri, a.range, notes)
@@ -175,6 +182,9 @@ async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import ExplainArgs, parse_args
+
     a = parse_args("cortex.explain", ExplainArgs, args)
     notes: list[str] = []
     selection = _selection(ls, a.uri, a.range, notes)
@@ -186,6 +196,9 @@ async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import RunArgs, parse_args
+
     a = parse_args("cortex.run", RunArgs, args)
     # the exact selection (never the 64 KB cut made for a model: a cut program must not run), sliced off
     # the event loop; every size check comes before any parse (services.run_code)
@@ -197,11 +210,17 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import NoArgs, parse_args
+
     parse_args("cortex.session.new", NoArgs, args)
     return {"session_id": await _session(ls, None)}
 
 
 async def memory_search(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import MemorySearchArgs, parse_args
+
     a = parse_args("cortex.memory.search", MemorySearchArgs, args)
     memory = await ls.memory()
     hits = await memory.search(a.query, list(a.types) if a.types else None, a.limit)
@@ -210,6 +229,9 @@ async def memory_search(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import NoArgs, parse_args
+
     parse_args("cortex.memory.sessions", NoArgs, args)
     memory = await ls.memory()
     return {"sessions": [{"id": s.id, "root": s.root, "title": s.title, "turns": s.turns,
@@ -217,6 +239,9 @@ async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import ForgetArgs, parse_args
+
     a = parse_args("cortex.memory.forget", ForgetArgs, args)
     memory = await ls.memory()
     deleted = await memory.forget(a.id)
@@ -224,6 +249,9 @@ async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def memory_reset(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import ResetArgs, parse_args
+
     parse_args("cortex.memory.reset", ResetArgs, args)
     memory = await ls.memory()
     await memory.reset()
@@ -232,6 +260,9 @@ async def memory_reset(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def doctor(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    await _imports_settled(ls)
+    from cortex_lsp.server.arguments import NoArgs, parse_args
+
     parse_args("cortex.doctor", NoArgs, args)
     from cortex_lsp.doctor import run_checks
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from cortex_lsp.server import commands, warmup
+from cortex_lsp.server import commands, startup, warmup
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.capabilities import supports_configuration
 from cortex_lsp.server.code_actions import code_actions
@@ -34,12 +34,13 @@ def register(server: CortexServer) -> None:
         editor = _cortex_section(options) if options is not None else None
         if options is not None and editor is None:
             log.warning("initializationOptions.cortex is not an object; ignored")
-        ls.reload_settings(editor or {})
+        startup.keep_editor_options(ls, editor or {})  # settings are read after the answer (server/startup.py)
         log.info("initialized", extra={"run_id": ""})
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: CortexServer, params: types.InitializedParams) -> None:
         ls.mirror_logs()
+        await startup.load_settings(ls)  # pydantic and YAML imported off the loop, after initialize
         if supports_configuration(ls.client_capabilities):
             await _pull_configuration(ls)
         warmup.start(ls)  # background: agent imports, model connection, memory store (server/warmup.py)

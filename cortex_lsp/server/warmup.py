@@ -30,8 +30,11 @@ log = logging.getLogger("cortex.warmup")
 
 SERVICE = "warmup"
 
-#: what the first command imports (agent kernel and its dependencies, tools, memory store, Chroma)
+#: what the first command imports (its argument models, the agent kernel and its dependencies, tools, memory
+#: store, Chroma); none of it is imported before ``initialize`` is answered (tests/server/test_server_startup.py)
 MODULES: tuple[str, ...] = (
+    "cortex_lsp.config",
+    "cortex_lsp.server.arguments",
     "cortex_lsp.models.factory",
     "cortex_lsp.agent.kernel",
     "cortex_lsp.agent.deps",
@@ -73,7 +76,8 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
     # A first command that arrives meanwhile waits at ls.model()/ls.memory() instead of importing the same
     # modules on the loop thread at the same time (concurrent imports of a package with import cycles can
     # hand one thread a partially initialised module: a spurious ImportError, e.g. "llama_cpp not installed").
-    async with ls._model_lock, ls._memory_lock:
+    # memory, then model: the order ls.memory() takes them in (it opens the store, then asks for the model)
+    async with ls._memory_lock, ls._model_lock:
         missing = await asyncio.to_thread(_import_all, modules)
     if missing:
         report.failed["imports"] = ", ".join(missing)
