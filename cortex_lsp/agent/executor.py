@@ -22,6 +22,7 @@ from typing import Any
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
+from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.intent import parse_intent
@@ -324,12 +325,23 @@ class Executor:
         """A reply with **no tool schemas** sent; streamed as token events (and into the record)."""
         parts: list[str] = []
         options = ChatOptions(temperature=temperature, max_tokens=max_tokens)
-        async for chunk in self.deps.model.chat_stream(messages, model=model or self._model, options=options):
-            if chunk.content:
-                parts.append(chunk.content)
-                if live:
-                    self.record.answer_parts.append(chunk.content)
-                    self.emit(AgentEvent("token", {"value": chunk.content}))
+        stream = self.deps.model.chat_stream(messages, model=model or self._model, options=options)
+        if live:
+            # Per token: two list appends and one call into the sink (no event, no dict): the host's
+            # coalescer sends the buffered text once per tick.
+            write, keep = token_writer(self.emit), self.record.answer_parts.append
+            try:
+                async for chunk in stream:
+                    if content := chunk.content:
+                        parts.append(content)
+                        keep(content)
+                        write(content)
+            finally:
+                flush_tokens(self.emit)  # the answer's last piece goes out now, not at the next tick
+        else:
+            async for chunk in stream:
+                if chunk.content:
+                    parts.append(chunk.content)
         text = "".join(parts)
         clean = strip_reasoning(text)
         if live and clean != text.strip():
@@ -340,10 +352,12 @@ class Executor:
     def stream_text(self, text: str, chunks: Sequence[str] = ()) -> None:
         """Emit an already generated answer as token events (original chunks when they match)."""
         pieces = list(chunks) if chunks and "".join(chunks).strip() == text.strip() else [text]
+        write = token_writer(self.emit)
         for piece in pieces:
             if piece:
                 self.record.answer_parts.append(piece)
-                self.emit(AgentEvent("token", {"value": piece}))
+                write(piece)
+        flush_tokens(self.emit)
 
     def step_messages(self, outcome: StepOutcome) -> list[Message]:
         """The assistant turn (with its tool calls) and the tool results, to append to the conversation."""

@@ -112,8 +112,8 @@ class OllamaClient:
                     msg = part.message
                     calls = tuple(
                         ToolCall(name=c.function.name, arguments=dict(c.function.arguments or {}))
-                        for c in (msg.tool_calls or [])
-                    )
+                        for c in msg.tool_calls
+                    ) if msg.tool_calls else ()  # a text token builds no generator and no tuple
                     yield ChatChunk(content=msg.content or "", tool_calls=calls, done=bool(part.done))
                     # A fast stream delivers hundreds of lines per socket read and httpx hands them out
                     # without awaiting I/O: give the event loop a turn every few ms of work, so a

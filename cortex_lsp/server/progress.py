@@ -146,17 +146,31 @@ class RunStream:
     def event(self, event: AgentEvent) -> None:
         """Send one agent event (tokens are coalesced)."""
         if event.type == "token":
-            self._pending_tokens.append(str(event.data.get("value", "")))
-            now = time.monotonic()
-            if now - self._last_flush >= FLUSH_INTERVAL:
-                self.flush()
-            elif self._flush_handle is None:
-                loop = asyncio.get_running_loop()
-                self._flush_handle = loop.call_later(FLUSH_INTERVAL - (now - self._last_flush), self.flush)
+            self.write_token(str(event.data.get("value", "")))
             return
         self.flush()
         self.notify(event.type, event.data)
         self._report(describe(event))
+
+    __call__ = event  # the run's ``emit``; also a TokenSink (``write_token``, ``flush_tokens``)
+
+    def write_token(self, text: str) -> None:
+        """One piece of the answer: buffered; the coalescer sends the buffer once per tick.
+
+        Per token this is a list append and an attribute test; the clock is read, and a timer set,
+        once per tick (the first token after a quiet spell goes out at once).
+        """
+        self._pending_tokens.append(text)
+        if self._flush_handle is None:
+            wait = FLUSH_INTERVAL - (time.monotonic() - self._last_flush)
+            if wait <= 0:
+                self.flush()
+            else:
+                self._flush_handle = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush_tokens(self) -> None:
+        """The answer is complete: its buffered tail goes out now."""
+        self.flush()
 
     def flush(self) -> None:
         if self._flush_handle is not None:

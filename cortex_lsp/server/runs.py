@@ -210,7 +210,7 @@ class RunManager:
                 if run.cancelled:  # cancelled before it started (or while the progress token was created)
                     run.record.notes.append("Cancelled before the run started; nothing was done.")
                     return self._finish(run, stream, run.record.result("cancelled"))
-                run.task = asyncio.create_task(body(stream.event, run.record))
+                run.task = asyncio.create_task(body(stream, run.record))
                 try:
                     result = await asyncio.shield(run.task)
                 except asyncio.CancelledError:
