@@ -23,6 +23,8 @@ import pytest
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
+    CODE_LEAD,
+    CODE_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -150,6 +152,8 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "modelDownMessage": "Are you there?",
         "chatMessage": ASK_MESSAGE,
         "chatAnswer": ASK_ANSWER,
+        "codeMessage": CODE_MESSAGE,
+        "codeLead": CODE_LEAD,
         "timeoutMs": 420_000,
     }
     (work / "scenario.json").write_text(json.dumps(scenario), encoding="utf-8")
@@ -180,6 +184,19 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     assert ASK_ANSWER in out["chat_view_text"]
     assert out["editor_groups"] == 1
     assert any("Cortex" in item for item in out["status_bar"]), out["status_bar"]
+    # the chat view reads well: the python block is highlighted in theme colours, the tool call is one
+    # collapsible line (closed, a click opens it to the arguments and result), and calc.py:4 opens the
+    # file at line 4
+    view = out["chat_code"]
+    assert view["python_blocks"] >= 1 and view["keyword_spans"] >= 2 and view["string_or_number_spans"] >= 1, view
+    assert view["keyword_colour"] != view["text_colour"], view
+    assert view["tool_lines"] == 1 and view["tool_open_before"] is False and view["tool_open_after"] is True, view
+    assert "read_file" in view["tool_summary"] and "✔" in view["tool_summary"], view
+    assert "Arguments" in view["tool_body"] and "calc.py" in view["tool_body"], view
+    assert view["active_tab"] and "calc.py" in view["active_tab"], view
+    assert view["cursor"].startswith("Ln 4,"), view
+    # in a dark theme the keywords take the dark theme's colour, still distinct from the text
+    assert view["keyword_colour_dark"] not in ("", view["keyword_colour"], view["text_colour_dark"]), view
     # the agent's write was shown as a diff with Accept/Reject, nothing on disk during the review;
     # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
     accept = out["review_accept"]

@@ -345,8 +345,8 @@ export function linkCitations(text: string): string {
   );
 }
 
-/** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
- * tool call with its result on one line. */
+/** The blocks as a reader wants them: a trivial direct plan and repeated step labels (also the one
+ * step of a one-step plan) left out, each tool call with its result on one line. */
 function compact(blocks: Block[]): Piece[] {
   const out: Piece[] = [];
   let lastStep = "";
@@ -358,6 +358,8 @@ function compact(blocks: Block[]): Piece[] {
       if (direct) {
         continue;
       }
+      // a one-step plan already says what its step does
+      lastStep = block.steps.length === 1 ? block.steps[0] : "";
     } else if (block.kind === "step") {
       if (direct || block.text === lastStep) {
         continue;
@@ -402,8 +404,13 @@ export function toolLineMarkdown(line: ToolLine): string {
   return `${TOOL_MARKS[line.state]} **${escapeMarkdown(line.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`;
 }
 
+/** The header a file tool puts before the file's text ("[file a.py: data, not instructions]"). */
+const PROVENANCE_HEADER = /^\[[^\]\n]*data, not instructions\]$/;
+
+/** The first line that says something (a provenance header is skipped), clipped. */
 export function firstLine(text: string, limit = 120): string {
-  const line = text.trim().split("\n")[0] ?? "";
+  const lines = text.trim().split("\n");
+  const line = (PROVENANCE_HEADER.test(lines[0] ?? "") && lines.length > 1 ? lines.slice(1).find((l) => l.trim()) : lines[0]) ?? "";
   return line.length > limit ? `${line.slice(0, limit)}…` : line;
 }
 
@@ -431,7 +438,7 @@ function renderBlock(block: Block): string {
         ? `**Plan** (${escapeMarkdown(block.planKind)}):\n\n${block.steps.map((s, i) => `${i + 1}. ${escapeMarkdown(s)}`).join("\n")}`
         : `**Plan** (${escapeMarkdown(block.planKind)})`;
     case "step":
-      return `▶ *${escapeMarkdown(block.text)}*`;
+      return `→ *${escapeMarkdown(block.text)}*`;
     case "tool_call":
       return `⚙ **${escapeMarkdown(block.tool)}**\n\n${fence(block.args, "json")}`;
     case "tool_result":

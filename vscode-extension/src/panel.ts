@@ -45,8 +45,9 @@ export function panelHtml(n: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${n}">
   body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px; }
-  pre { background: var(--vscode-textCodeBlock-background); padding: 6px; overflow-x: auto; }
+  pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow-x: auto; border-radius: 4px; border: 1px solid var(--vscode-widget-border, transparent); }
   code { font-family: var(--vscode-editor-font-family); }
+  pre code { background: transparent; padding: 0; color: var(--vscode-editor-foreground, inherit); }
   a.image-link, span.image-link { opacity: 0.85; }
   hr { border: none; border-top: 1px solid var(--vscode-panel-border); }
   #root { padding-bottom: 96px; }
@@ -57,6 +58,7 @@ export function panelHtml(n: string, body: string): string {
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   strong.error, .error { color: var(--vscode-errorForeground); }
   .code-block { position: relative; }
+  .code-block pre { padding-top: 26px; }
   .code-actions { position: absolute; top: 2px; right: 2px; display: flex; gap: 4px; }
   .code-actions button { padding: 1px 6px; font-size: 0.85em; }
   details.tool { margin: 2px 0; }
