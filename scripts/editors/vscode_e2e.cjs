@@ -173,6 +173,24 @@ async function editorText(page) {
   });
 }
 
+// How many lines match `line` in the log files under `dir` whose names match `name` (the Cortex output
+// channel is logged to a file by VS Code).
+function countInLogs(dir, name, line) {
+  let count = 0;
+  const walk = (d) => {
+    for (const entry of fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }) : []) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (name.test(entry.name)) {
+        count += fs.readFileSync(full, "utf8").split("\n").filter((l) => line.test(l)).length;
+      }
+    }
+  };
+  walk(dir);
+  return count;
+}
+
 // The chat view's frame (a webview: the inner iframe holding its input box).
 async function chatFrame(page) {
   return until("the chat view's input box", async () => {
@@ -482,6 +500,45 @@ async function main() {
       await sleep(1000);
       out.model_down_toasts = await errorToasts.count();
       out.model_down_view = (await framesText(page)).slice(-2000);
+    });
+  }
+  if (scenario.spareModelUrl) {
+    await step("model_url_change", async () => {
+      // the user points cortex.ollamaBaseUrl at another model server in the Settings editor; the next
+      // ask goes there, with no Restart Server
+      await page.keyboard.press("F1");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible" });
+      await input.fill(">Preferences: Open User Settings");
+      const rows = page.locator(".quick-input-list .monaco-list-row", { hasText: "Preferences: Open User Settings" });
+      await rows.first().waitFor({ state: "visible" });
+      const labels = await rows.allInnerTexts();
+      const index = labels.findIndex((t) => !t.includes("JSON"));
+      await rows.nth(Math.max(0, index)).click();
+      await page.locator(".settings-editor").waitFor({ state: "visible", timeout: 20000 });
+      await sleep(500);
+      await page.keyboard.type("cortex.ollamaBaseUrl");
+      // a machine-scoped setting: in code-server it lives in the Remote tab (the machine the server runs on)
+      const remote = page.locator(".settings-editor .settings-tabs-widget .action-label", { hasText: "Remote" }).first();
+      if (await remote.count()) {
+        await remote.click();
+      }
+      const field = page.locator(".settings-editor .setting-item-contents", { hasText: "Ollama Base Url" }).locator("input").first();
+      await field.waitFor({ state: "visible", timeout: 20000 }).catch(async (err) => {
+        await screenshot(page, "settings-url-missing");
+        throw err;
+      });
+      await field.fill(scenario.spareModelUrl);
+      await field.press("Tab");
+      await sleep(1500); // the Settings editor writes after a short debounce
+      await screenshot(page, "settings-url");
+      const frame = await chatFrame(page);
+      await frame.locator("#message").fill(scenario.backMessage);
+      await frame.locator("#message").press("Enter");
+      await until("the answer from the new model server", async () => (await framesText(page)).includes(scenario.backAnswer), 60000, 500);
+      out.after_url_change = (await framesText(page)).slice(-2000);
+      out.server_starts = countInLogs(path.join(userData, "logs"), /Cortex\.log$/, /^Starting /m);
+      await screenshot(page, "after-url-change");
     });
   }
   await screenshot(page, "final");

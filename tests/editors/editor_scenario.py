@@ -29,6 +29,8 @@ CODE_MESSAGE = "Read calc.py and show add with an example"
 CODE_LEAD = "add is defined at"
 CODE_ANSWER = (f"{CODE_LEAD} calc.py:4 and adds its arguments.\n\n"
                "```python\ndef add(a, b):\n    return a + b  # the sum\n\nprint(add(2, 3))\n```\n")
+BACK_MESSAGE = "Are you back on the new server?"
+BACK_ANSWER = "Yes: answered by the model server the settings now name."
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -90,5 +92,7 @@ def script_model(model: ScriptedModelServer) -> None:
     on(Reply(content=read_plan), when=role(ROLE_PLANNER, CODE_MESSAGE), times=None)
     on(Reply(tool_calls=[call("read_file", path="calc.py")]), when=role(ROLE_EXECUTOR, CODE_MESSAGE), times=1)
     on(Reply(content=CODE_ANSWER), when=role(ROLE_EXECUTOR, CODE_MESSAGE), times=None)
+    on(Reply(content=direct), when=role(ROLE_PLANNER, BACK_MESSAGE), times=None)
+    on(Reply(content=BACK_ANSWER), when=role(ROLE_DIRECT, BACK_MESSAGE), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
     on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

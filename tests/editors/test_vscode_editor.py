@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ import pytest
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
+    BACK_ANSWER,
+    BACK_MESSAGE,
     CODE_LEAD,
     CODE_MESSAGE,
     EXPLAIN_ANSWER,
@@ -121,13 +124,25 @@ def _keep_screenshots(shots: list[str]) -> None:
             shutil.copy(shot, ARTIFACTS / f"vscode-{Path(shot).name}")
 
 
-def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path: Path) -> None:
+@pytest.fixture
+def spare() -> Iterator[ScriptedModelServer]:
+    """A second model server: after the first goes down, the user points cortex.ollamaBaseUrl here."""
+    server = ScriptedModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: ScriptedModelServer,
+                                            tmp_path: Path) -> None:
     _ensure_fresh_vsix()
     why = _missing()
     if why:
         pytest.skip(why)
     root = make_workspace(tmp_path)
     script_model(model)
+    script_model(spare)
     work = tmp_path / "vscode"
     work.mkdir()
     scenario = {
@@ -150,6 +165,9 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "rejectMessage": REJECT_MESSAGE,
         "rejectFile": REJECT_FILE,
         "modelDownMessage": "Are you there?",
+        "spareModelUrl": spare.url,
+        "backMessage": BACK_MESSAGE,
+        "backAnswer": BACK_ANSWER,
         "chatMessage": ASK_MESSAGE,
         "chatAnswer": ASK_ANSWER,
         "codeMessage": CODE_MESSAGE,
@@ -219,6 +237,11 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     assert "model_unavailable" not in toast
     assert out["model_down_toasts"] == 1
     assert "Error:" in out["model_down_view"] and "model_unavailable" not in out["model_down_view"]
+    # the model URL changed in the Settings editor applies to the next ask, without a restart: the
+    # second server answers, and the extension started the server once
+    assert BACK_ANSWER in out["after_url_change"]
+    assert any(BACK_MESSAGE in json.dumps(r.get("messages", [])) for r in spare.chat_requests)
+    assert out["server_starts"] == 1, out["server_starts"]
     # the long run showed native progress with Cancel, and Cancel stopped it
     assert "Cortex" in out["progress_toast_text"]
     # the explain request carried the selection as data, from the editor
