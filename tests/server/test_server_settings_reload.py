@@ -159,3 +159,24 @@ async def test_a_client_without_configuration_pull_sends_the_settings_in_the_not
         messages = _cortex_messages(client)
     assert kept["answer"] == FIRST and moved["answer"] == SECOND
     assert len(messages) == 1 and "ollamaBaseUrl" in messages[0]
+
+
+def test_screening_keeps_the_value_in_effect_for_each_bad_key_only() -> None:
+    from cortex_lsp.config import Settings
+    from cortex_lsp.server.settings_reload import screen_editor_settings
+
+    current = Settings(ollama_base_url="http://127.0.0.1:7000", max_agent_steps=4)
+    update = screen_editor_settings({
+        "ollamaBaseUrl": "file:///etc/passwd",          # bad: kept as in effect
+        "maxAgentSteps": 7,                             # good: passes
+        "lats": {"maxDepth": 99},                       # bad nested group: the group in effect
+        "made_up": 1,                                   # unknown: left for the loader to report
+        "ollamaModel": "tiny:1b",
+    }, current)
+    assert update.settings["ollama_base_url"] == "http://127.0.0.1:7000"
+    assert update.settings["maxAgentSteps"] == 7 and update.settings["ollamaModel"] == "tiny:1b"
+    assert update.settings["lats"] == current.lats.model_dump(mode="json")
+    assert update.settings["made_up"] == 1
+    assert len(update.messages) == 2
+    assert "ollamaBaseUrl" in update.messages[0] and "http://127.0.0.1:7000" in update.messages[0]
+    assert "lats" in update.messages[1]
