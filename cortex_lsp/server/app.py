@@ -82,10 +82,12 @@ class CortexServer(LanguageServer):
         self._model: ModelClient | None = None
         self._model_key: tuple[Any, ...] | None = None
         self._model_lock = asyncio.Lock()
+        self._retired_models: list[ModelClient] = []
         self.backend_info: Any = None
         self._memory: Memory | None = None
         self._memory_lock = asyncio.Lock()
         self.editor_settings: dict[str, Any] = {}
+        self._settings_shown: str | None = None
         self._services: dict[str, Any] = {}
 
     # -- transport -------------------------------------------------------------------------------
@@ -115,7 +117,9 @@ class CortexServer(LanguageServer):
     def settings(self) -> Settings:
         return self.loaded.settings
 
-    def reload_settings(self, editor: dict[str, Any] | None = None) -> list[str]:
+    def reload_settings(self, editor: dict[str, Any] | None = None, *, notes: list[str] | None = None) -> list[str]:
+        """Load every layer again; ``notes``: what was wrong with a changed editor layer (settings_reload.py),
+        shown in the same one message."""
         from cortex_lsp.config import LoadedSettings, Settings, load_settings
 
         if editor is not None:
@@ -126,7 +130,7 @@ class CortexServer(LanguageServer):
             log.exception("settings could not be loaded")
             self.loaded = LoadedSettings(Settings(), [f"settings could not be loaded ({exc.__class__.__name__}); "
                                                       "using the defaults."])
-        messages = list(self.loaded.messages)
+        messages = [*(notes or []), *self.loaded.messages]
         data_dir = self.settings.data_dir.expanduser().resolve()
         if any(_within(data_dir, root) for root in self.roots):
             messages.append(
@@ -135,9 +139,10 @@ class CortexServer(LanguageServer):
             )
             self.loaded.settings = self.settings.model_copy(update={"data_dir": Settings().data_dir})
         logging.getLogger("cortex").setLevel(self.settings.log_level)
-        if messages:
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Warning, message="Cortex settings: " + " ".join(messages)))
+        shown = "Cortex settings: " + " ".join(messages) if messages else None
+        if shown and shown != self._settings_shown:  # the same problems again (another reload) are not repeated
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=shown))
+        self._settings_shown = shown
         return messages
 
     # -- roots -----------------------------------------------------------------------------------
@@ -168,9 +173,12 @@ class CortexServer(LanguageServer):
         key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
                s.ollama_num_ctx, s.local_model_path)
         async with self._model_lock:
+            from cortex_lsp.server.settings_reload import close_retired  # pydantic: not before initialize
+
+            await close_retired(self._retired_models, self.runs.active)
             if self._model is None or key != self._model_key:
-                if self._model is not None:
-                    await self._model.aclose()
+                if self._model is not None:  # a run in progress keeps it; closed once no run is active
+                    self._retired_models.append(self._model)
                 from cortex_lsp.models.factory import create_model_client
 
                 model, self.backend_info = await create_model_client(s)
@@ -198,7 +206,9 @@ class CortexServer(LanguageServer):
             if served and served != settings.embed_model:
                 # the embedded default serves its own model: key the vector collections by what answers
                 settings = settings.model_copy(update={"embed_model": served})
-            memory = PersistentMemory(settings, model)
+            from cortex_lsp.server.settings_reload import CurrentModel
+
+            memory = PersistentMemory(settings, CurrentModel(self.model, model.backend))  # follows a URL change
             await memory.open()
             for notice in memory.notices:  # e.g. the data folder was readable by others and was tightened
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=notice))
@@ -230,6 +240,9 @@ class CortexServer(LanguageServer):
             await self._memory.aclose()
         if self._model is not None:
             await self._model.aclose()
+        from cortex_lsp.server.settings_reload import close_retired
+
+        await close_retired(self._retired_models, 0)
 
     def mirror_logs(self) -> None:
         levels = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,

@@ -52,7 +52,7 @@ def register(server: CortexServer) -> None:
             return
         section = _cortex_section(params.settings)
         if section is not None:
-            ls.reload_settings({**ls.editor_settings, **section})
+            _apply_changed(ls, {**ls.editor_settings, **section})
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: CortexServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
@@ -102,4 +102,14 @@ async def _pull_configuration(ls: CortexServer) -> None:
             type=types.MessageType.Warning,
             message="Cortex settings: the 'cortex' section must be an object; ignored."))
         return
-    ls.reload_settings({**ls.editor_settings, **value})
+    # the pulled section is the editor's whole Cortex configuration: a setting the user removed is gone
+    _apply_changed(ls, value)
+
+
+def _apply_changed(ls: CortexServer, editor: dict[str, Any]) -> None:
+    """Settings changed while running: a bad value keeps the value in effect (one message, naming it);
+    the model client follows for the next run (server/settings_reload.py)."""
+    from cortex_lsp.server.settings_reload import screen_editor_settings  # pydantic: not before initialize
+
+    update = screen_editor_settings(editor, ls.settings)
+    ls.reload_settings(update.settings, notes=update.messages)

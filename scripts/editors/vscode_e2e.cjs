@@ -4,7 +4,8 @@
 // "Cortex: Explain this" from the lightbulb/quick-fix menu, runs "Cortex: Ask…" from the command
 // palette with a request that makes the agent write notes.txt, reviews the diff and accepts it after
 // a pause longer than the tool time-out (the file is on disk, saved), then rejects a second write
-// (nothing on disk, and the answer says so).
+// (nothing on disk, and the answer says so). The chat view: a follow-up typed into its box, an answer
+// with a highlighted python block, a tool call as a collapsible line, a file:line citation that opens.
 //
 // Input: a JSON file named by $CORTEX_VSCODE_SCENARIO:
 //   { codeServer, playwrightCore, chromium, vsix, serverPath, workspace, work, port, out,
@@ -172,6 +173,40 @@ async function editorText(page) {
   });
 }
 
+// How many lines match `line` in the log files under `dir` whose names match `name` (the Cortex output
+// channel is logged to a file by VS Code).
+function countInLogs(dir, name, line) {
+  let count = 0;
+  const walk = (d) => {
+    for (const entry of fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }) : []) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (name.test(entry.name)) {
+        count += fs.readFileSync(full, "utf8").split("\n").filter((l) => line.test(l)).length;
+      }
+    }
+  };
+  walk(dir);
+  return count;
+}
+
+// The chat view's frame (a webview: the inner iframe holding its input box).
+async function chatFrame(page) {
+  return until("the chat view's input box", async () => {
+    for (const f of page.frames()) {
+      try {
+        if (await f.locator("#message").count()) {
+          return f;
+        }
+      } catch {
+        // detached
+      }
+    }
+    return undefined;
+  }, 30000, 300);
+}
+
 async function main() {
   const userData = path.join(scenario.work, "user-data");
   const extensions = path.join(scenario.work, "extensions");
@@ -297,18 +332,7 @@ async function main() {
   if (scenario.chatMessage) {
     await step("chat_view_followup", async () => {
       // the chat view (activity bar): type a follow-up into its box, Enter sends it in the same session
-      const frame = await until("the chat view's input box", async () => {
-        for (const f of page.frames()) {
-          try {
-            if (await f.locator("#message").count()) {
-              return f;
-            }
-          } catch {
-            // detached
-          }
-        }
-        return undefined;
-      }, 30000, 300);
+      const frame = await chatFrame(page);
       await frame.locator("#message").fill(scenario.chatMessage);
       await frame.locator("#message").press("Enter");
       await until("the chat answer", async () => (await framesText(page)).includes(scenario.chatAnswer), 60000, 500);
@@ -317,6 +341,70 @@ async function main() {
       out.status_bar = await page.locator(".statusbar-item", { hasText: "Cortex" }).allInnerTexts();
     });
     await screenshot(page, "chat-view");
+  }
+
+  if (scenario.codeMessage) {
+    await step("chat_code_view", async () => {
+      // an answer with a python block, after a tool call: the block is highlighted (hljs spans in theme
+      // colours), the tool call is one collapsible line (a click opens it), and calc.py:4 opens the file
+      const frame = await chatFrame(page);
+      await frame.locator("#message").fill(scenario.codeMessage);
+      await frame.locator("#message").press("Enter");
+      await until("the code answer", async () => (await framesText(page)).includes(scenario.codeLead), 60000, 500);
+      await until("the run to finish with its tool line", async () =>
+        (await frame.locator("details.tool.tool-ok").count()) > 0 && /answered · 1 tool call/.test(await framesText(page)), 60000, 300);
+      const info = await frame.evaluate(() => {
+        const blocks = document.querySelectorAll("code.language-python");
+        const last = blocks[blocks.length - 1];
+        const keywords = last ? last.querySelectorAll(".hljs-keyword") : [];
+        return {
+          python_blocks: blocks.length,
+          keyword_spans: keywords.length,
+          string_or_number_spans: last ? last.querySelectorAll(".hljs-string, .hljs-number, .hljs-comment").length : 0,
+          keyword_colour: keywords.length ? getComputedStyle(keywords[0]).color : "",
+          text_colour: getComputedStyle(document.body).color,
+        };
+      });
+      const details = frame.locator("details.tool").last();
+      info.tool_lines = await frame.locator("details.tool").count();
+      info.tool_open_before = await details.evaluate((d) => d.open);
+      info.tool_summary = await details.locator("summary").innerText();
+      await details.scrollIntoViewIfNeeded();
+      await screenshot(page, "chat-tool-collapsed");
+      await details.locator("summary").click();
+      info.tool_open_after = await details.evaluate((d) => d.open);
+      info.tool_body = await details.locator(".tool-body").innerText();
+      await details.scrollIntoViewIfNeeded();
+      await screenshot(page, "chat-code-highlight");
+      // the citation opens calc.py at line 4
+      await frame.locator('a[href="#cortex-open:calc.py:4"]').last().click();
+      const cursor = page.locator('[id="status.editor.selection"]');
+      await until("calc.py at line 4", async () => /^Ln 4,/.test(await cursor.innerText().catch(() => "")), 20000, 250);
+      info.active_tab = await page.locator(".editor-group-container.active .tab.active").first().getAttribute("aria-label");
+      info.cursor = await cursor.innerText();
+      out.chat_code = info;
+    });
+    await screenshot(page, "citation-opened");
+    await step("chat_code_dark_theme", async () => {
+      // the same view in a dark theme: the token colours follow the theme's variables
+      await runPalette(page, "Preferences: Color Theme");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible" });
+      await input.fill("Dark Modern");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Dark Modern" }).first().waitFor({ state: "visible" });
+      await page.keyboard.press("Enter");
+      const frame = await chatFrame(page);
+      const keywordColour = () => frame.evaluate(() => {
+        const k = document.querySelectorAll("code.language-python .hljs-keyword");
+        return k.length ? getComputedStyle(k[k.length - 1]).color : "";
+      });
+      await until("the dark theme in the chat view", async () => (await keywordColour()) !== out.chat_code.keyword_colour, 20000, 300);
+      out.chat_code.keyword_colour_dark = await keywordColour();
+      out.chat_code.text_colour_dark = await frame.evaluate(() => getComputedStyle(document.body).color);
+      await frame.locator("details.tool").last().locator("summary").click(); // closed again: the code fits
+      await frame.locator("code.language-python").last().scrollIntoViewIfNeeded();
+      await screenshot(page, "chat-code-dark");
+    });
   }
 
   // The review: the write shows as a diff with Accept/Reject; nothing is on disk until Accept.
@@ -412,6 +500,45 @@ async function main() {
       await sleep(1000);
       out.model_down_toasts = await errorToasts.count();
       out.model_down_view = (await framesText(page)).slice(-2000);
+    });
+  }
+  if (scenario.spareModelUrl) {
+    await step("model_url_change", async () => {
+      // the user points cortex.ollamaBaseUrl at another model server in the Settings editor; the next
+      // ask goes there, with no Restart Server
+      await page.keyboard.press("F1");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible" });
+      await input.fill(">Preferences: Open User Settings");
+      const rows = page.locator(".quick-input-list .monaco-list-row", { hasText: "Preferences: Open User Settings" });
+      await rows.first().waitFor({ state: "visible" });
+      const labels = await rows.allInnerTexts();
+      const index = labels.findIndex((t) => !t.includes("JSON"));
+      await rows.nth(Math.max(0, index)).click();
+      await page.locator(".settings-editor").waitFor({ state: "visible", timeout: 20000 });
+      await sleep(500);
+      await page.keyboard.type("cortex.ollamaBaseUrl");
+      // a machine-scoped setting: in code-server it lives in the Remote tab (the machine the server runs on)
+      const remote = page.locator(".settings-editor .settings-tabs-widget .action-label", { hasText: "Remote" }).first();
+      if (await remote.count()) {
+        await remote.click();
+      }
+      const field = page.locator(".settings-editor .setting-item-contents", { hasText: "Ollama Base Url" }).locator("input").first();
+      await field.waitFor({ state: "visible", timeout: 20000 }).catch(async (err) => {
+        await screenshot(page, "settings-url-missing");
+        throw err;
+      });
+      await field.fill(scenario.spareModelUrl);
+      await field.press("Tab");
+      await sleep(1500); // the Settings editor writes after a short debounce
+      await screenshot(page, "settings-url");
+      const frame = await chatFrame(page);
+      await frame.locator("#message").fill(scenario.backMessage);
+      await frame.locator("#message").press("Enter");
+      await until("the answer from the new model server", async () => (await framesText(page)).includes(scenario.backAnswer), 60000, 500);
+      out.after_url_change = (await framesText(page)).slice(-2000);
+      out.server_starts = countInLogs(path.join(userData, "logs"), /Cortex\.log$/, /^Starting /m);
+      await screenshot(page, "after-url-change");
     });
   }
   await screenshot(page, "final");

@@ -25,6 +25,12 @@ WRITE_ANSWER = "Saved the greeting to notes.txt."
 REJECT_MESSAGE = "Save a summary of calc.py to summary.md"
 REJECT_FILE = "summary.md"
 REJECT_BOAST = "I saved a summary to summary.md."
+CODE_MESSAGE = "Read calc.py and show add with an example"
+CODE_LEAD = "add is defined at"
+CODE_ANSWER = (f"{CODE_LEAD} calc.py:4 and adds its arguments.\n\n"
+               "```python\ndef add(a, b):\n    return a + b  # the sum\n\nprint(add(2, 3))\n```\n")
+BACK_MESSAGE = "Are you back on the new server?"
+BACK_ANSWER = "Yes: answered by the model server the settings now name."
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -80,5 +86,13 @@ def script_model(model: ScriptedModelServer) -> None:
        when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=1)
     # hostile: the model claims the save although the user rejected it
     on(Reply(content=REJECT_BOAST), when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=None)
+    # a tool call (one collapsible line in VS Code's chat view), then an answer with a python block and
+    # a file:line citation
+    read_plan = json.dumps({"kind": "tools", "steps": ["Read calc.py"], "tools": ["read_file"]})
+    on(Reply(content=read_plan), when=role(ROLE_PLANNER, CODE_MESSAGE), times=None)
+    on(Reply(tool_calls=[call("read_file", path="calc.py")]), when=role(ROLE_EXECUTOR, CODE_MESSAGE), times=1)
+    on(Reply(content=CODE_ANSWER), when=role(ROLE_EXECUTOR, CODE_MESSAGE), times=None)
+    on(Reply(content=direct), when=role(ROLE_PLANNER, BACK_MESSAGE), times=None)
+    on(Reply(content=BACK_ANSWER), when=role(ROLE_DIRECT, BACK_MESSAGE), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
     on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

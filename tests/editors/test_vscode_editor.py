@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,10 @@ import pytest
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
+    BACK_ANSWER,
+    BACK_MESSAGE,
+    CODE_LEAD,
+    CODE_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -119,13 +124,25 @@ def _keep_screenshots(shots: list[str]) -> None:
             shutil.copy(shot, ARTIFACTS / f"vscode-{Path(shot).name}")
 
 
-def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path: Path) -> None:
+@pytest.fixture
+def spare() -> Iterator[ScriptedModelServer]:
+    """A second model server: after the first goes down, the user points cortex.ollamaBaseUrl here."""
+    server = ScriptedModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: ScriptedModelServer,
+                                            tmp_path: Path) -> None:
     _ensure_fresh_vsix()
     why = _missing()
     if why:
         pytest.skip(why)
     root = make_workspace(tmp_path)
     script_model(model)
+    script_model(spare)
     work = tmp_path / "vscode"
     work.mkdir()
     scenario = {
@@ -148,8 +165,13 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
         "rejectMessage": REJECT_MESSAGE,
         "rejectFile": REJECT_FILE,
         "modelDownMessage": "Are you there?",
+        "spareModelUrl": spare.url,
+        "backMessage": BACK_MESSAGE,
+        "backAnswer": BACK_ANSWER,
         "chatMessage": ASK_MESSAGE,
         "chatAnswer": ASK_ANSWER,
+        "codeMessage": CODE_MESSAGE,
+        "codeLead": CODE_LEAD,
         "timeoutMs": 420_000,
     }
     (work / "scenario.json").write_text(json.dumps(scenario), encoding="utf-8")
@@ -180,6 +202,19 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     assert ASK_ANSWER in out["chat_view_text"]
     assert out["editor_groups"] == 1
     assert any("Cortex" in item for item in out["status_bar"]), out["status_bar"]
+    # the chat view reads well: the python block is highlighted in theme colours, the tool call is one
+    # collapsible line (closed, a click opens it to the arguments and result), and calc.py:4 opens the
+    # file at line 4
+    view = out["chat_code"]
+    assert view["python_blocks"] >= 1 and view["keyword_spans"] >= 2 and view["string_or_number_spans"] >= 1, view
+    assert view["keyword_colour"] != view["text_colour"], view
+    assert view["tool_lines"] == 1 and view["tool_open_before"] is False and view["tool_open_after"] is True, view
+    assert "read_file" in view["tool_summary"] and "✔" in view["tool_summary"], view
+    assert "Arguments" in view["tool_body"] and "calc.py" in view["tool_body"], view
+    assert view["active_tab"] and "calc.py" in view["active_tab"], view
+    assert view["cursor"].startswith("Ln 4,"), view
+    # in a dark theme the keywords take the dark theme's colour, still distinct from the text
+    assert view["keyword_colour_dark"] not in ("", view["keyword_colour"], view["text_colour_dark"]), view
     # the agent's write was shown as a diff with Accept/Reject, nothing on disk during the review;
     # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
     accept = out["review_accept"]
@@ -202,6 +237,11 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, tmp_path
     assert "model_unavailable" not in toast
     assert out["model_down_toasts"] == 1
     assert "Error:" in out["model_down_view"] and "model_unavailable" not in out["model_down_view"]
+    # the model URL changed in the Settings editor applies to the next ask, without a restart: the
+    # second server answers, and the extension started the server once
+    assert BACK_ANSWER in out["after_url_change"]
+    assert any(BACK_MESSAGE in json.dumps(r.get("messages", [])) for r in spare.chat_requests)
+    assert out["server_starts"] == 1, out["server_starts"]
     # the long run showed native progress with Cancel, and Cancel stopped it
     assert "Cortex" in out["progress_toast_text"]
     # the explain request carried the selection as data, from the editor

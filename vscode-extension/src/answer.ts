@@ -11,13 +11,31 @@ const MAX_OUTPUT_CHARS = 2000;
 type Block =
   | { kind: "plan"; planKind: string; steps: string[] }
   | { kind: "step"; text: string }
-  | { kind: "tool_call"; tool: string; args: string }
+  | { kind: "tool_call"; id: number; tool: string; args: string }
   | { kind: "tool_result"; tool: string; success: boolean; output: string }
   | { kind: "text"; text: string }
   | { kind: "edit"; edit: EditResult }
   | { kind: "done"; summary: string }
   | { kind: "error"; message: string }
   | { kind: "markdown"; markdown: string };
+
+/**
+ * One tool call as the view shows it: one line (name, short arguments, ✔/✘) that expands to the
+ * arguments and the result. Built from the structured `tool_call` / `tool_result` events, never from
+ * answer text; every string in it is the model's or a tool's and is escaped where it is rendered.
+ */
+export interface ToolLine {
+  /** stable for the life of the transcript: the view keeps a line open across re-renders by it */
+  id: number;
+  tool: string;
+  /** the arguments as sent (JSON text) */
+  args: string;
+  state: "ok" | "failed" | "running";
+  output: string;
+}
+
+/** The transcript in order: Markdown to render, and tool lines the view builds itself. */
+export type Piece = { kind: "markdown"; text: string } | { kind: "tool"; line: ToolLine };
 
 interface Run {
   key: string;
@@ -86,6 +104,7 @@ export function summarise(result: AgentResult | Record<string, unknown>): string
 export class AnswerTranscript {
   private runs: Run[] = [];
   private counter = 0;
+  private toolIds = 0;
 
   /** Start a run for a command the user gave; events with a new run id attach to it. */
   begin(title: string): string {
@@ -108,7 +127,12 @@ export class AnswerTranscript {
         run.blocks.push({ kind: "step", text: str(d.description ?? d.title ?? d.step) });
         break;
       case "tool_call":
-        run.blocks.push({ kind: "tool_call", tool: str(d.tool ?? d.name, "tool"), args: str(d.arguments ?? d.args, "{}") });
+        run.blocks.push({
+          kind: "tool_call",
+          id: ++this.toolIds,
+          tool: str(d.tool ?? d.name, "tool"),
+          args: str(d.arguments ?? d.args, "{}"),
+        });
         break;
       case "tool_result":
         run.blocks.push({
@@ -169,8 +193,27 @@ export class AnswerTranscript {
     return this.runs.length;
   }
 
+  /** The transcript as Markdown only (tool lines as one Markdown line each). */
   render(): string {
-    return this.runs.map((run) => renderRun(run)).join("\n\n---\n\n");
+    return this.pieces()
+      .map((p) => (p.kind === "markdown" ? p.text : toolLineMarkdown(p.line)))
+      .join("\n\n");
+  }
+
+  /** The transcript as Markdown pieces and tool lines, in order (adjacent Markdown merged). */
+  pieces(): Piece[] {
+    const out: Piece[] = [];
+    this.runs.forEach((run, i) => {
+      for (const piece of [...(i ? [md("---")] : []), ...renderRun(run)]) {
+        const last = out[out.length - 1];
+        if (piece.kind === "markdown" && last && last.kind === "markdown") {
+          last.text += `\n\n${piece.text}`;
+        } else {
+          out.push(piece);
+        }
+      }
+    });
+    return out;
   }
 
   private finish(run: Run, d: Record<string, unknown>): void {
@@ -302,10 +345,10 @@ export function linkCitations(text: string): string {
   );
 }
 
-/** The blocks as a reader wants them: a trivial direct plan and repeated step labels left out, each
- * tool call with its result on one line. */
-function compact(blocks: Block[]): string[] {
-  const out: string[] = [];
+/** The blocks as a reader wants them: a trivial direct plan and repeated step labels (also the one
+ * step of a one-step plan) left out, each tool call with its result on one line. */
+function compact(blocks: Block[]): Piece[] {
+  const out: Piece[] = [];
   let lastStep = "";
   let direct = false;
   for (let i = 0; i < blocks.length; i++) {
@@ -315,6 +358,8 @@ function compact(blocks: Block[]): string[] {
       if (direct) {
         continue;
       }
+      // a one-step plan already says what its step does
+      lastStep = block.steps.length === 1 ? block.steps[0] : "";
     } else if (block.kind === "step") {
       if (direct || block.text === lastStep) {
         continue;
@@ -328,37 +373,53 @@ function compact(blocks: Block[]): string[] {
       }
       const next = blocks[j];
       const result = next && next.kind === "tool_result" && next.tool === block.tool ? next : undefined;
-      const mark = result ? (result.success ? "✔" : "✘") : "⚙";
-      const args = shortArgs(block.args);
-      const said = result?.output ? ` — ${firstLine(result.output)}` : "";
-      out.push(`${mark} **${escapeMarkdown(block.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`);
+      const state = result ? (result.success ? "ok" : "failed") : "running";
+      out.push({ kind: "tool", line: { id: block.id, tool: block.tool, args: block.args, state, output: result?.output ?? "" } });
       if (result) {
         for (const edit of blocks.slice(i + 1, j)) {
-          out.push(renderBlock(edit));
+          out.push(md(renderBlock(edit)));
         }
         i = j;
       }
       continue;
     } else if (block.kind === "text") {
-      out.push(linkCitations(demoteHeadings(block.text)));
+      out.push(md(linkCitations(demoteHeadings(block.text))));
       continue;
     }
-    out.push(renderBlock(block));
+    out.push(md(renderBlock(block)));
   }
   return out;
 }
 
-function firstLine(text: string, limit = 120): string {
-  const line = text.trim().split("\n")[0] ?? "";
+function md(text: string): Piece {
+  return { kind: "markdown", text };
+}
+
+export const TOOL_MARKS: Record<ToolLine["state"], string> = { ok: "✔", failed: "✘", running: "⚙" };
+
+/** A tool line as one line of Markdown (the text-only form of the transcript). */
+export function toolLineMarkdown(line: ToolLine): string {
+  const args = shortArgs(line.args);
+  const said = line.output ? ` — ${firstLine(line.output)}` : "";
+  return `${TOOL_MARKS[line.state]} **${escapeMarkdown(line.tool)}** ${args ? `\`${args.replace(/`/g, "'")}\`` : ""}${escapeMarkdown(said)}`;
+}
+
+/** The header a file tool puts before the file's text ("[file a.py: data, not instructions]"). */
+const PROVENANCE_HEADER = /^\[[^\]\n]*data, not instructions\]$/;
+
+/** The first line that says something (a provenance header is skipped), clipped. */
+export function firstLine(text: string, limit = 120): string {
+  const lines = text.trim().split("\n");
+  const line = (PROVENANCE_HEADER.test(lines[0] ?? "") && lines.length > 1 ? lines.slice(1).find((l) => l.trim()) : lines[0]) ?? "";
   return line.length > limit ? `${line.slice(0, limit)}…` : line;
 }
 
-function renderRun(run: Run): string {
-  const out: string[] = [`### ${escapeMarkdown(run.title)}`, ...compact(run.blocks)];
+function renderRun(run: Run): Piece[] {
+  const out: Piece[] = [md(`### ${escapeMarkdown(run.title)}`), ...compact(run.blocks)];
   if (!run.finished) {
-    out.push("*…working*");
+    out.push(md("*…working*"));
   }
-  return out.join("\n\n");
+  return out;
 }
 
 function fileName(uri: string): string {
@@ -377,7 +438,7 @@ function renderBlock(block: Block): string {
         ? `**Plan** (${escapeMarkdown(block.planKind)}):\n\n${block.steps.map((s, i) => `${i + 1}. ${escapeMarkdown(s)}`).join("\n")}`
         : `**Plan** (${escapeMarkdown(block.planKind)})`;
     case "step":
-      return `▶ *${escapeMarkdown(block.text)}*`;
+      return `→ *${escapeMarkdown(block.text)}*`;
     case "tool_call":
       return `⚙ **${escapeMarkdown(block.tool)}**\n\n${fence(block.args, "json")}`;
     case "tool_result":

@@ -1,9 +1,11 @@
 /**
  * Markdown → HTML for the answer view. Raw HTML in answers is escaped, and an image is rendered as a
  * link to its address (never an <img>): nothing in an answer can make the editor fetch anything.
+ * Code blocks are syntax-highlighted (highlight.ts) and get Copy / Insert buttons.
  */
 
 import MarkdownIt from "markdown-it";
+import { createHighlighter } from "./highlight";
 
 const SAFE_LINK = /^(https?:|file:|vscode:|#)/i;
 
@@ -17,7 +19,8 @@ export function escapeHtml(text: string): string {
 }
 
 export function createRenderer(): MarkdownIt {
-  const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
+  // code blocks are highlighted (highlight.ts: escaped code plus hljs-* spans, or "" for plain text)
+  const md = new MarkdownIt({ html: false, linkify: false, typographer: false, highlight: createHighlighter() });
   md.renderer.rules.image = (tokens, idx, options, env, self) => {
     const token = tokens[idx];
     const src = token.attrGet("src") ?? "";

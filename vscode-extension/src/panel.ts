@@ -1,15 +1,18 @@
 /**
  * The chat view: a webview view in Cortex's own activity-bar container (it no longer splits the
  * editor) that shows the transcript of runs as rendered Markdown, updates while a run streams, and
- * has an input box for follow-ups in the same session with Stop, Regenerate and New Session. Strict
- * CSP: no network, no images, only our own nonce'd script and style.
+ * has an input box for follow-ups in the same session with Stop, Regenerate and New Session. Code is
+ * syntax-highlighted in theme colours; tool calls are collapsible lines. Strict CSP: no network, no
+ * images, only our own nonce'd script and style.
  */
 
 import * as vscode from "vscode";
 import type MarkdownIt from "markdown-it";
 import { AnswerTranscript } from "./answer";
 import { ChatMessage, parseChatMessage } from "./chat";
-import { createRenderer, renderMarkdown } from "./markdown";
+import { HIGHLIGHT_CSS } from "./highlight";
+import { createRenderer } from "./markdown";
+import { renderPieces } from "./view";
 
 const UPDATE_INTERVAL_MS = 80;
 
@@ -42,8 +45,9 @@ export function panelHtml(n: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${n}">
   body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px; }
-  pre { background: var(--vscode-textCodeBlock-background); padding: 6px; overflow-x: auto; }
+  pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow-x: auto; border-radius: 4px; border: 1px solid var(--vscode-widget-border, transparent); }
   code { font-family: var(--vscode-editor-font-family); }
+  pre code { background: transparent; padding: 0; color: var(--vscode-editor-foreground, inherit); }
   a.image-link, span.image-link { opacity: 0.85; }
   hr { border: none; border-top: 1px solid var(--vscode-panel-border); }
   #root { padding-bottom: 96px; }
@@ -54,8 +58,22 @@ export function panelHtml(n: string, body: string): string {
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   strong.error, .error { color: var(--vscode-errorForeground); }
   .code-block { position: relative; }
+  .code-block pre { padding-top: 26px; }
   .code-actions { position: absolute; top: 2px; right: 2px; display: flex; gap: 4px; }
   .code-actions button { padding: 1px 6px; font-size: 0.85em; }
+  details.tool { margin: 2px 0; }
+  details.tool > summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 1px 2px; border-radius: 3px; }
+  details.tool > summary:hover { background: var(--vscode-list-hoverBackground); }
+  details.tool > summary:focus-visible { outline: 1px solid var(--vscode-focusBorder); }
+  .tool-name { font-weight: 600; }
+  .tool-args { opacity: 0.9; }
+  .tool-said { color: var(--vscode-descriptionForeground); }
+  .tool-ok .tool-mark { color: var(--vscode-testing-iconPassed, inherit); }
+  .tool-failed .tool-mark { color: var(--vscode-errorForeground); }
+  .tool-body { margin: 2px 0 6px 18px; }
+  .tool-body pre { margin: 2px 0 6px; max-height: 240px; overflow: auto; white-space: pre-wrap; word-break: break-word; }
+  .tool-label { font-size: 0.85em; color: var(--vscode-descriptionForeground); }
+${HIGHLIGHT_CSS}
 </style>
 </head>
 <body>
@@ -106,7 +124,12 @@ export function panelHtml(n: string, body: string): string {
     const msg = event.data;
     if (msg && msg.type === "render" && typeof msg.html === "string") {
       const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+      // tool lines the user opened stay open across re-renders
+      const open = new Set(Array.from(root.querySelectorAll("details.tool[open]"), (d) => d.getAttribute("data-tool")));
       root.innerHTML = msg.html;
+      for (const d of root.querySelectorAll("details.tool")) {
+        if (open.has(d.getAttribute("data-tool"))) { d.open = true; }
+      }
       if (atBottom) { window.scrollTo(0, document.body.scrollHeight); }
     }
   });
@@ -177,7 +200,7 @@ export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposabl
   }
 
   private html(): string {
-    return renderMarkdown(this.md, this.transcript.render());
+    return renderPieces(this.md, this.transcript.pieces());
   }
 
   private flush(): void {

@@ -1,0 +1,162 @@
+/**
+ * The connection to `cortex-lsp`: finds the server (serverPath.ts), starts the language client with
+ * the settings the user set, passes every agent command through the caller's hook (progress, the chat
+ * view), routes `workspace/applyEdit` to the review and `cortex/event` to the chat view, and forwards
+ * settings changes (`workspace/didChangeConfiguration`: the server applies them to the next run;
+ * only `cortex.serverPath` restarts it).
+ */
+
+import * as fs from "fs";
+import * as os from "os";
+import * as vscode from "vscode";
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from "vscode-languageclient/node";
+import { CortexEvent, EVENT_NOTIFICATION, parseEvent } from "./protocol";
+import { ApplyEditParams, EditReviewer } from "./review";
+import { resolveServerCommand } from "./serverPath";
+import { explicitSettings, SettingDeclaration } from "./settings";
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export interface ConnectionHooks {
+  output: vscode.OutputChannel;
+  declarations: SettingDeclaration[];
+  reviewer: EditReviewer;
+  /** every `workspace/executeCommand` the client sends (the lightbulb's too) */
+  executeCommand: (client: LanguageClient, command: string, args: unknown[], next: () => Promise<unknown>) => Promise<unknown>;
+  onEvent: (event: CortexEvent) => void;
+}
+
+export class Connection {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+
+  constructor(private readonly hooks: ConnectionHooks) {}
+
+  get current(): LanguageClient | undefined {
+    return this.client;
+  }
+
+  /** The `cortex` settings the user set explicitly (machine-scoped ones only from the user's settings). */
+  settings(scope?: vscode.Uri): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration("cortex", scope);
+    return explicitSettings(this.hooks.declarations, (key) => config.inspect(key), vscode.workspace.isTrusted);
+  }
+
+  async ensureClient(): Promise<LanguageClient | undefined> {
+    if (this.client && this.client.state === State.Running) {
+      return this.client;
+    }
+    if (!this.starting) {
+      this.starting = this.start().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async start(): Promise<LanguageClient | undefined> {
+    const output = this.hooks.output;
+    const configured = vscode.workspace.getConfiguration("cortex").inspect<string>("serverPath")?.globalValue ?? "";
+    const found = resolveServerCommand({
+      configured,
+      folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+      trusted: vscode.workspace.isTrusted,
+      pathEnv: process.env.PATH ?? "",
+      platform: process.platform,
+      home: os.homedir(),
+      isExecutable,
+    });
+    if (!found.ok) {
+      output.appendLine(`${found.message}\nTried: ${found.tried.join(", ")}`);
+      void vscode.window.showErrorMessage(found.message, "Open Settings").then((choice) => {
+        if (choice) {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
+        }
+      });
+      return undefined;
+    }
+    output.appendLine(`Starting ${found.command} (from ${found.source})`);
+    const serverOptions: ServerOptions = { command: found.command, args: found.args, options: { env: process.env } };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: output,
+      initializationOptions: () => ({ cortex: this.settings() }),
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          const client = this.client;
+          if (!client) {
+            return next(command, args);
+          }
+          return this.hooks.executeCommand(client, command, args, () => Promise.resolve(next(command, args)));
+        },
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i) =>
+              item.section === "cortex"
+                ? this.settings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                : answers[i],
+            );
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("cortex", "Cortex", serverOptions, clientOptions);
+    // replaces the client library's own handler: writes go through the review (diff + Accept/Reject)
+    client.onRequest("workspace/applyEdit", (params: ApplyEditParams, token: vscode.CancellationToken) =>
+      this.hooks.reviewer.handle(params, token),
+    );
+    client.onNotification(EVENT_NOTIFICATION, (raw: unknown) => {
+      const event = parseEvent(raw);
+      if (event) {
+        this.hooks.onEvent(event);
+      }
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      output.appendLine(`cortex-lsp failed to start: ${String(err)}`);
+      void vscode.window.showErrorMessage(`Cortex: the language server failed to start (${String(err)}). See the Cortex output.`);
+      return undefined;
+    }
+    this.client = client;
+    return client;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      await client.stop().catch(() => undefined);
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.ensureClient();
+  }
+
+  /** A settings change: the server re-reads its settings (new model URL, model names: the next run). */
+  configurationChanged(event: vscode.ConfigurationChangeEvent): void {
+    if (!event.affectsConfiguration("cortex")) {
+      return;
+    }
+    if (event.affectsConfiguration("cortex.serverPath")) {
+      void this.restart();
+      return;
+    }
+    if (this.client && this.client.state === State.Running) {
+      void this.client.sendNotification("workspace/didChangeConfiguration", { settings: { cortex: this.settings() } });
+    }
+  }
+}
