@@ -25,6 +25,10 @@ WRITE_ANSWER = "Saved the greeting to notes.txt."
 REJECT_MESSAGE = "Save a summary of calc.py to summary.md"
 REJECT_FILE = "summary.md"
 REJECT_BOAST = "I saved a summary to summary.md."
+CANCEL_WRITE_MESSAGE = "Save a draft of calc.py to draft.md"
+CANCEL_WRITE_FILE = "draft.md"
+WITHDRAW_WRITE_MESSAGE = "Save an outline of calc.py to outline.md"
+WITHDRAW_WRITE_FILE = "outline.md"
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -80,5 +84,11 @@ def script_model(model: ScriptedModelServer) -> None:
        when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=1)
     # hostile: the model claims the save although the user rejected it
     on(Reply(content=REJECT_BOAST), when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=None)
+    for message, file in ((CANCEL_WRITE_MESSAGE, CANCEL_WRITE_FILE), (WITHDRAW_WRITE_MESSAGE, WITHDRAW_WRITE_FILE)):
+        write_plan = json.dumps({"kind": "tools", "steps": [f"Write to {file}"], "tools": ["write_file"]})
+        on(Reply(content=write_plan), when=role(ROLE_PLANNER, message), times=None)
+        on(Reply(tool_calls=[call("write_file", path=file, content="# calc.py\n")]),
+           when=role(ROLE_EXECUTOR, message), times=1)
+        on(Reply(content=f"Saved {file}."), when=role(ROLE_EXECUTOR, message), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
     on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

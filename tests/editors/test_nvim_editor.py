@@ -13,6 +13,8 @@ import pytest
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
+    CANCEL_WRITE_FILE,
+    CANCEL_WRITE_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -20,6 +22,8 @@ from tests.editors.editor_scenario import (
     REJECT_MESSAGE,
     STREAM_ANSWER,
     STREAM_MESSAGE,
+    WITHDRAW_WRITE_FILE,
+    WITHDRAW_WRITE_MESSAGE,
     WRITE_FILE,
     WRITE_MESSAGE,
     make_workspace,
@@ -64,6 +68,10 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         "streaming_message": STREAM_MESSAGE,
         "latency_samples_streaming": 30,
         "cancel_message": STREAM_MESSAGE,
+        "cancel_write_message": CANCEL_WRITE_MESSAGE,
+        "cancel_write_file": CANCEL_WRITE_FILE,
+        "withdraw_write_message": WITHDRAW_WRITE_MESSAGE,
+        "withdraw_write_file": WITHDRAW_WRITE_FILE,
     }
     env = server_env(model, tmp_path / "data", CORTEX_TOOL_TIMEOUT_SECONDS=str(REVIEW_SECONDS))
     out, proc, elapsed = run_driver(nvim.path, scenario, env, tmp_path / "nvim")
@@ -124,6 +132,9 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     # the user accepted after the tool time-out had passed: written and saved, no modified buffer left
     review = out["reviews"][0]
     assert review["diff_windows"] == 2 and review["current_tab"] is True, review
+    # the review knows the server's request id (a withdrawal names it); 0.10+ answers it later (not modal)
+    assert all(str(r["request_id"]).startswith("cortex-edit-") for r in out["reviews"]), out["reviews"]
+    assert all(r["modal"] is (label == "0.7") for r in out["reviews"]), out["reviews"]
     assert review["files"] == [{"name": WRITE_FILE, "create": True, "after": NOTE_TEXT.rstrip("\n"),
                                 "on_disk": False}]
     write = out["write_result"]
@@ -145,6 +156,22 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert REJECT_BOAST not in rejected["answer"] and f"{REJECT_FILE} was not written" in rejected["answer"]
     assert REJECT_BOAST not in out["reject_float"]
     assert out["reject_modified_buffers"] == []
+
+    # a cancel while the user reviews a write (:CortexCancel; and a cancel the plugin did not send, which
+    # the server turns into $/cancelRequest for its applyEdit): the review tab closes, nothing is
+    # written, the result says so, and an accept typed afterwards writes nothing
+    for seen, file in ((out["cancel_review"], CANCEL_WRITE_FILE), (out["withdraw_review"], WITHDRAW_WRITE_FILE)):
+        assert seen["tabs_during"] == 2, seen
+        assert seen["tabs_after"] == 1 and seen["tabs_later"] == 1, seen
+        assert seen["open_reviews"] == 0
+        assert seen["on_disk_after"] is False and seen["on_disk_later"] is False
+        assert not (root / file).exists()
+        result = seen["result"]
+        assert result["stop_reason"] == "cancelled", result
+        assert [e["applied"] for e in result["edits"]] == [False], result["edits"]
+        assert "cancelled" in result["edits"][0]["reason"], result["edits"]
+        assert f"Saved {file}" not in result["answer"]
+        assert seen["modified_buffers"] == []
 
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]
