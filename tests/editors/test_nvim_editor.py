@@ -172,6 +172,7 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         assert "cancelled" in result["edits"][0]["reason"], result["edits"]
         assert f"Saved {file}" not in result["answer"]
         assert seen["modified_buffers"] == []
+        assert f"not written: {file}" in seen["float"], seen["float"]
 
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]

@@ -115,7 +115,7 @@ function M.open(files, label, on_done)
   local hint = string.format(' %s — a: accept  r/q/<Esc>: reject  <Tab>: other side ', label)
   local function set_up(buf, win)
     table.insert(review.buffers, buf)
-    pcall(vim.api.nvim_win_set_option, win, 'statusline', hint:gsub('%%', '%%%%'))
+    pcall(vim.api.nvim_win_set_option, win, 'statusline', (hint:gsub('%%', '%%%%')))
     for lhs, accept in pairs(DECIDE) do
       vim.keymap.set('n', lhs, function()
         vim.schedule(function()
@@ -199,6 +199,7 @@ function M.open(files, label, on_done)
     self:finish(false, reason or 'the run was cancelled before you decided')
   end
 
+  pcall(vim.cmd, 'redraw')
   pcall(vim.api.nvim_echo, { { hint, 'Question' } }, false, {})
   return review
 end
