@@ -653,8 +653,11 @@ function M.setup(opts)
       end,
     })
   end
-  if state.opts.autostart then
-    M.attach(vim.api.nvim_get_current_buf())
+  -- setup{} run from init.lua comes before `nvim stats.py` loads the file: BufReadPost attaches it
+  -- then (attaching an unloaded buffer now would only log a warning)
+  local current = vim.api.nvim_get_current_buf()
+  if state.opts.autostart and vim.api.nvim_buf_is_loaded(current) then
+    M.attach(current)
   end
 end
 
