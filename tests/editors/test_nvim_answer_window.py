@@ -97,6 +97,7 @@ local ui = UI.new({ float = {} })
 local key = ui:begin('Ask: hi')
 ui:apply({ run_id = 'A', type = 'token', data = { value = 'partial' } })
 ui:complete(key, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
+ui:apply({ run_id = 'A', type = 'edit', data = { uri = 'file:///w/x.md', kind = 'create', applied = false } })
 local first = ui:text()
 ui:complete(ui:begin('Ask: save'), { answer = 'Done.', stop_reason = 'cancelled', edits = {
   { uri = 'file:///w/a.md', applied = true }, { uri = 'file:///w/b%20c.md', applied = false, reason = 'x' } } })
@@ -120,5 +121,6 @@ def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
     assert "Error: The Ollama server is not answering." in text
     assert "model unavailable" in text and "model_unavailable" not in text
     assert "partial" not in text
+    assert "✏ create x.md — not written" in text and "not written: \n" not in text + "\n"  # no empty reason
     # the summary says which files were written and which were not (not just "2 edits")
     assert "written: a.md · not written: b c.md" in text

@@ -73,13 +73,20 @@ vim.opt.runtimepath:prepend(vim.env.PROBE_PLUGIN)
 require('cortex').setup({ cmd = vim.fn.json_decode(vim.env.PROBE_CMD) })
 vim.api.nvim_create_autocmd('VimEnter', { callback = function()
   local cortex = require('cortex')
+  -- the user asks at once, while the server is still starting: the command waits for it
+  local answered
+  local sent = cortex.execute('cortex.memory.sessions', nil, function(err, result)
+    answered = { err = err, ok = type(result) == 'table' and result.sessions ~= nil }
+  end)
   local attached = vim.wait(30000, function()
     local c = cortex.client(0)
     local buf = vim.api.nvim_get_current_buf()
     return c ~= nil and c.attached_buffers ~= nil and c.attached_buffers[buf] == true
   end, 50)
+  vim.wait(30000, function() return answered ~= nil end, 50)
   local c = cortex.client(0)
-  vim.fn.writefile({ vim.fn.json_encode({ attached = attached, root = c and c.config.root_dir or vim.NIL,
+  vim.fn.writefile({ vim.fn.json_encode({ sent = sent, answered = answered or vim.NIL, attached = attached,
+                                          root = c and c.config.root_dir or vim.NIL,
                                           log = vim.lsp.get_log_path() }) }, vim.env.PROBE_OUT)
   vim.cmd('qa!')
 end })
@@ -112,5 +119,6 @@ def test_startup_as_a_user_starts_it(label: str, tmp_path: Path) -> None:
     assert out.exists(), proc.stderr
     seen = json.loads(out.read_text())
     assert seen["attached"] is True and seen["root"] == str(ws), seen
+    assert seen["sent"] is True and seen["answered"] == {"ok": True}, seen  # asked before it had started
     log = Path(seen["log"]).read_text() if Path(seen["log"]).exists() else ""
     assert "[WARN]" not in log and "[ERROR]" not in log, log

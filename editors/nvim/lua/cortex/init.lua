@@ -401,10 +401,27 @@ end
 
 -- Send a Cortex command. Agent commands open the answer window and stream into it.
 -- `on_result(err, result)` is called when the server answers.
-function M.execute(command, args, on_result, bufnr)
+local START_RETRIES, START_RETRY_MS = 300, 100 -- wait up to 30 s for a server that is still starting
+
+function M.execute(command, args, on_result, bufnr, attempt)
   local client = M.client(bufnr)
   if not client then
-    client = M.client(M.attach(bufnr) and bufnr or nil)
+    local id = M.attach(bufnr)
+    client = id and vim.lsp.get_client_by_id(id) or nil
+  end
+  if client and not client.initialized then
+    -- the server is still starting (it takes a few seconds): send the command once it is ready
+    attempt = attempt or 0
+    if attempt < START_RETRIES then
+      if attempt == 0 then
+        vim.api.nvim_echo({ { 'Cortex: starting the server…', 'ModeMsg' } }, false, {})
+      end
+      vim.defer_fn(function()
+        M.execute(command, args, on_result, bufnr, attempt + 1)
+      end, START_RETRY_MS)
+      return true
+    end
+    client = nil
   end
   if not client then
     vim.notify('Cortex: no cortex-lsp is running (open a file first)', vim.log.levels.ERROR)

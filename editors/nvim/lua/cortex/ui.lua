@@ -182,7 +182,8 @@ function M:apply(event)
       append_text(run, str(d.value))
     end
   elseif t == 'edit' then
-    local state = d.applied == true and 'written' or ('not applied: ' .. str(d.reason))
+    local why = str(d.reason)
+    local state = d.applied == true and 'written' or ('not written' .. (why ~= '' and (': ' .. why) or ''))
     table.insert(run.blocks, { kind = 'line', text = '✏ ' .. str(d.kind, 'edit') .. ' ' .. basename(d.uri) .. ' — ' .. state })
   elseif t == 'error' then
     table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. str(d.message, 'error') })
