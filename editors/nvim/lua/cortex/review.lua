@@ -1,7 +1,7 @@
 -- The review of every write Cortex proposes (`workspace/applyEdit`): a new tab shows each file as a
 -- diff (before | after; a new file against an empty buffer) and the user answers with one key:
 --   a  accept (write the files and save them)    r / q / <Esc>  reject (nothing touches the disk)
---   j k <C-d> <C-u> <C-f> <C-b> gg G  scroll the diff     <Tab>  switch side
+--   <Tab>  switch side; closing the tab rejects; every other key works as usual
 -- The review is not modal on 0.10+ (the request's answer waits in the handler's coroutine); on 0.7,
 -- which must answer at once, the handler reads keys and runs them as normal-mode commands while the
 -- event loop keeps going. It has no time-out (the server's tool time-out does not run during it), and
