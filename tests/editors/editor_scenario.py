@@ -29,6 +29,8 @@ CANCEL_WRITE_MESSAGE = "Save a draft of calc.py to draft.md"
 CANCEL_WRITE_FILE = "draft.md"
 WITHDRAW_WRITE_MESSAGE = "Save an outline of calc.py to outline.md"
 WITHDRAW_WRITE_FILE = "outline.md"
+CLOSE_WRITE_MESSAGE = "Save a list of the functions in calc.py to functions.md"
+CLOSE_WRITE_FILE = "functions.md"
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -84,7 +86,8 @@ def script_model(model: ScriptedModelServer) -> None:
        when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=1)
     # hostile: the model claims the save although the user rejected it
     on(Reply(content=REJECT_BOAST), when=role(ROLE_EXECUTOR, REJECT_MESSAGE), times=None)
-    for message, file in ((CANCEL_WRITE_MESSAGE, CANCEL_WRITE_FILE), (WITHDRAW_WRITE_MESSAGE, WITHDRAW_WRITE_FILE)):
+    for message, file in ((CANCEL_WRITE_MESSAGE, CANCEL_WRITE_FILE), (WITHDRAW_WRITE_MESSAGE, WITHDRAW_WRITE_FILE),
+                          (CLOSE_WRITE_MESSAGE, CLOSE_WRITE_FILE)):
         write_plan = json.dumps({"kind": "tools", "steps": [f"Write to {file}"], "tools": ["write_file"]})
         on(Reply(content=write_plan), when=role(ROLE_PLANNER, message), times=None)
         on(Reply(tool_calls=[call("write_file", path=file, content="# calc.py\n")]),

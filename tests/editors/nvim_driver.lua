@@ -82,7 +82,7 @@ local unsubscribe = cortex.subscribe(function(r)
         diff_windows = diff_windows + 1
       end
     end
-    table.insert(out.reviews, { label = r.label, files = files, diff_windows = diff_windows,
+    table.insert(out.reviews, { label = r.label, files = files, diff_windows = diff_windows, tab = r.tab,
                                 request_id = r.review and r.review.request_id, modal = r.review and r.review.modal,
                                 current_tab = vim.api.nvim_get_current_tabpage() == r.tab })
   elseif r.kind == 'edit' then
@@ -292,9 +292,9 @@ if ok_all then
     local target = scenario.root .. '/' .. file
     local before = results_for('cortex.ask')
     local seen = {}
-    on_next_review(300, function()
+    on_next_review(300, function(r)
       seen.tabs_during = #vim.api.nvim_list_tabpages()
-      cancel()
+      cancel(r)
     end)
     vim.cmd('CortexAsk ' .. message)
     assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the cancelled write result'))
@@ -367,6 +367,16 @@ if ok_all then
           end
         end
         require('cortex.compat').notify(client, 'window/workDoneProgress/cancel', { token = token })
+      end)
+    end)
+  end
+
+  if scenario.close_write_message then
+    step('close_review_tab', function()
+      -- the user closes the review tab by hand (:tabclose): that rejects the write
+      out.close_review = cancelled_review(scenario.close_write_message, scenario.close_write_file, function(r)
+        vim.api.nvim_set_current_tabpage(r.tab)
+        vim.cmd('tabclose')
       end)
     end)
   end

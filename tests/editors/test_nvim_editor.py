@@ -15,6 +15,8 @@ from tests.editors.editor_scenario import (
     ASK_MESSAGE,
     CANCEL_WRITE_FILE,
     CANCEL_WRITE_MESSAGE,
+    CLOSE_WRITE_FILE,
+    CLOSE_WRITE_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -72,6 +74,8 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         "cancel_write_file": CANCEL_WRITE_FILE,
         "withdraw_write_message": WITHDRAW_WRITE_MESSAGE,
         "withdraw_write_file": WITHDRAW_WRITE_FILE,
+        "close_write_message": CLOSE_WRITE_MESSAGE,
+        "close_write_file": CLOSE_WRITE_FILE,
     }
     env = server_env(model, tmp_path / "data", CORTEX_TOOL_TIMEOUT_SECONDS=str(REVIEW_SECONDS))
     out, proc, elapsed = run_driver(nvim.path, scenario, env, tmp_path / "nvim")
@@ -119,8 +123,8 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         done = [e for e in evs if e["type"] == "done"]
         assert len(done) == 1
         streamed = "".join(e["data"]["value"] for e in evs if e["type"] == "token")
-        if streamed == REJECT_BOAST:  # the false claim streamed; the final answer replaces it
-            assert REJECT_BOAST not in done[0]["data"]["answer"]
+        if streamed in (REJECT_BOAST, f"Saved {CLOSE_WRITE_FILE}."):  # a false claim streamed; the final
+            assert streamed not in done[0]["data"]["answer"]               # answer replaces it
         else:
             assert done[0]["data"]["answer"] == streamed
 
@@ -173,6 +177,14 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         assert f"Saved {file}" not in result["answer"]
         assert seen["modified_buffers"] == []
         assert f"not written: {file}" in seen["float"], seen["float"]
+
+    # closing the review tab by hand rejects the write: nothing on disk, the answer says why
+    closed = out["close_review"]
+    assert closed["tabs_after"] == 1 and closed["open_reviews"] == 0, closed
+    assert closed["on_disk_after"] is False and not (root / CLOSE_WRITE_FILE).exists()
+    assert [e["applied"] for e in closed["result"]["edits"]] == [False]
+    assert "you closed the review" in closed["result"]["edits"][0]["reason"]
+    assert f"Saved {CLOSE_WRITE_FILE}" not in closed["result"]["answer"]
 
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]
