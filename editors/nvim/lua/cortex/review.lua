@@ -232,11 +232,16 @@ function M.wait(review)
           end
         end
       else
-        if PREFIX[key] then
+        -- a two-key command, or the start of a mapping (<leader>cx: cancel): read the rest of it
+        local tries = 0
+        while tries < 8 and (PREFIX[key] and tries == 0
+            or (vim.fn.mapcheck(key, 'n') ~= '' and vim.fn.maparg(key, 'n') == '')) do
+          tries = tries + 1
           local ok2, ch2 = pcall(vim.fn.getchar)
-          if ok2 then
-            key = key .. (type(ch2) == 'number' and vim.fn.nr2char(ch2) or ch2)
+          if not ok2 then
+            break
           end
+          key = key .. (type(ch2) == 'number' and vim.fn.nr2char(ch2) or ch2)
         end
         pcall(vim.api.nvim_feedkeys, key, 'mx', false)
       end
