@@ -658,6 +658,13 @@ function M.setup(opts)
       end,
     })
   end
+  -- quitting with a review open: answer the server (rejected) before Neovim stops it
+  vim.api.nvim_create_autocmd('VimLeavePre', {
+    group = group,
+    callback = function()
+      review.withdraw(nil, nil, 'Neovim was closed during the review')
+    end,
+  })
   if compat.has_lsp_progress then
     vim.api.nvim_create_autocmd('LspProgress', {
       group = group,

@@ -209,6 +209,15 @@ end
 -- moves, `:` commands), and between keys the event loop runs, so a cancel closes the review.
 local PREFIX = { g = true, z = true, Z = true, ['['] = true, [']'] = true, ['\23'] = true, ['"'] = true }
 
+-- Whether an Ex command line quits Neovim (:q, :qa!, :wqa, :xa, :cq, …).
+function M.is_quit(cmd)
+  local name = (cmd or ''):match('^[%s:]*(%a+)')
+  local QUITS = { q = 1, qu = 1, qui = 1, quit = 1, qa = 1, qal = 1, qall = 1, quita = 1, quitall = 1,
+                  wq = 1, wqa = 1, wqall = 1, x = 1, xa = 1, xall = 1, xit = 1, exi = 1, exit = 1,
+                  cq = 1, cquit = 1 }
+  return name ~= nil and QUITS[name] ~= nil
+end
+
 function M.wait(review)
   while not review.done do
     local ok, ch = pcall(vim.fn.getchar, 0)
@@ -225,7 +234,13 @@ function M.wait(review)
       local key = type(ch) == 'number' and vim.fn.nr2char(ch) or ch
       if key == ':' then
         local got, cmd = pcall(vim.fn.input, { prompt = ':', completion = 'command', cancelreturn = '' })
-        if got and cmd ~= '' then
+        if got and M.is_quit(cmd) then
+          -- quitting: answer the server first (rejected), then quit once the handler has returned
+          review:finish(false, 'Neovim was closed during the review')
+          vim.schedule(function()
+            vim.cmd(cmd)
+          end)
+        elseif got and cmd ~= '' then
           local ran, err = pcall(vim.cmd, cmd)
           if not ran then
             vim.api.nvim_echo({ { tostring(err), 'ErrorMsg' } }, true, {})
