@@ -27,6 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from cortex_lsp.agent.types import AgentResult, RunRecord
+from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
@@ -225,6 +226,7 @@ class RunManager:
                             await run.task
                         except (asyncio.CancelledError, Exception):
                             pass
+                    honest_for_record("", run.record)  # the notes say what was written and what was not
                     result = run.record.result("cancelled")
                 except Exception as exc:
                     log.exception("run failed")

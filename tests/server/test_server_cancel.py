@@ -181,6 +181,9 @@ async def test_cancel_during_a_review_withdraws_the_edit(model: ScriptedModelSer
     assert not (tmp_path / "ws" / "notes.txt").exists()
     assert "Saved." not in result["answer"], result
     assert "not apply" in result["edits"][0]["reason"]
+    # the result's notes say what was written and what was not
+    assert "Written: nothing." in result["notes"], result["notes"]
+    assert any(n.startswith("Not written: notes.txt") for n in result["notes"]), result["notes"]
     assert "stop_reason" in follow_up
 
 
