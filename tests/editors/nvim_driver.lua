@@ -458,6 +458,9 @@ if ok_all then
 end
 
 unsubscribe()
+out.status_busy = cortex.status()
+-- the statusline component clears a moment after the last run ends
+out.status_cleared = vim.wait(6000, function() return cortex.status() == '' end, 50)
 out.status = cortex.status()
 write_out()
 timer:stop()

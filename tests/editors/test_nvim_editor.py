@@ -206,6 +206,10 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert 0 < len(out["cancel"]["answer"]) < len(STREAM_ANSWER)  # stopped mid-answer
     assert "cancelled" in out["cancel_float"]
 
+    # the statusline component showed the last run, then cleared
+    assert "Cancelled" in out["status_busy"] or "Answered" in out["status_busy"], out["status_busy"]
+    assert out["status_cleared"] is True and out["status"] == "", out["status"]
+
     # code actions still answered while a run streamed
     assert STREAM_ANSWER in answers
     assert out["streaming_still_running"] is True, (out.get("streaming_sampling_ms"), out["steps"])
