@@ -8,8 +8,9 @@ says ``stop_reason: cancelled``. Writes are single ``applyEdit`` requests, so no
 Every executeCommand gets a :class:`Ticket` the moment it arrives (before any await), keyed by its
 request id and ``workDoneToken``: a cancel that comes before the run has started marks the ticket,
 and the run then never starts. No ``applyEdit`` is sent for a cancelled run, and an ``applyEdit``
-already sent is awaited (shielded) so its outcome lands in the result: ``edits`` lists what the
-editor applied, even when the cancel arrived while it was applying.
+already sent is withdrawn (``$/cancelRequest`` to the editor, which closes its review) and awaited
+(shielded) so its outcome lands in the result: ``edits`` lists what the editor applied, even when the
+cancel arrived while it was applying.
 """
 
 from __future__ import annotations
@@ -163,11 +164,15 @@ class RunManager:
         run = self._runs.get(run_id_var.get() or "")
         if run is not None and run.cancelled:
             return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not sent: the run was cancelled.")
-        future = asyncio.ensure_future(self.server.workspace_apply_edit_async(params))
+        msg_id = f"cortex-edit-{uuid.uuid4().hex}"
+        future = asyncio.ensure_future(
+            self.server.protocol.send_request_async(types.WORKSPACE_APPLY_EDIT, params, msg_id=msg_id))
         try:
             result = await asyncio.shield(future)
         except asyncio.CancelledError:
-            # Cancelled while the editor applies it: wait (bounded) for its answer, so the result is true.
+            # Cancelled while the editor applies it (or while the user reviews it): withdraw the request, so
+            # an editor showing a review closes it, and wait (bounded) for its answer, so the result is true.
+            self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             outcome = await _settle(future, uri, kind)
             if run is not None:
                 run.record.edits.append(outcome)

@@ -31,6 +31,12 @@ CODE_ANSWER = (f"{CODE_LEAD} calc.py:4 and adds its arguments.\n\n"
                "```python\ndef add(a, b):\n    return a + b  # the sum\n\nprint(add(2, 3))\n```\n")
 BACK_MESSAGE = "Are you back on the new server?"
 BACK_ANSWER = "Yes: answered by the model server the settings now name."
+CANCEL_WRITE_MESSAGE = "Save a draft of calc.py to draft.md"
+CANCEL_WRITE_FILE = "draft.md"
+WITHDRAW_WRITE_MESSAGE = "Save an outline of calc.py to outline.md"
+WITHDRAW_WRITE_FILE = "outline.md"
+CLOSE_WRITE_MESSAGE = "Save a list of the functions in calc.py to functions.md"
+CLOSE_WRITE_FILE = "functions.md"
 STREAM_MESSAGE = "Stream a long answer please"
 STREAM_ANSWER = " ".join(["streaming"] * 80)
 
@@ -94,5 +100,12 @@ def script_model(model: ScriptedModelServer) -> None:
     on(Reply(content=CODE_ANSWER), when=role(ROLE_EXECUTOR, CODE_MESSAGE), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, BACK_MESSAGE), times=None)
     on(Reply(content=BACK_ANSWER), when=role(ROLE_DIRECT, BACK_MESSAGE), times=None)
+    for message, file in ((CANCEL_WRITE_MESSAGE, CANCEL_WRITE_FILE), (WITHDRAW_WRITE_MESSAGE, WITHDRAW_WRITE_FILE),
+                          (CLOSE_WRITE_MESSAGE, CLOSE_WRITE_FILE)):
+        write_plan = json.dumps({"kind": "tools", "steps": [f"Write to {file}"], "tools": ["write_file"]})
+        on(Reply(content=write_plan), when=role(ROLE_PLANNER, message), times=None)
+        on(Reply(tool_calls=[call("write_file", path=file, content="# calc.py\n")]),
+           when=role(ROLE_EXECUTOR, message), times=1)
+        on(Reply(content=f"Saved {file}."), when=role(ROLE_EXECUTOR, message), times=None)
     on(Reply(content=direct), when=role(ROLE_PLANNER, STREAM_MESSAGE), times=None)
     on(Reply(content=STREAM_ANSWER, token_delay=0.03), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None)

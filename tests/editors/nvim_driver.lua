@@ -82,7 +82,8 @@ local unsubscribe = cortex.subscribe(function(r)
         diff_windows = diff_windows + 1
       end
     end
-    table.insert(out.reviews, { label = r.label, files = files, diff_windows = diff_windows,
+    table.insert(out.reviews, { label = r.label, files = files, diff_windows = diff_windows, tab = r.tab,
+                                request_id = r.review and r.review.request_id, modal = r.review and r.review.modal,
                                 current_tab = vim.api.nvim_get_current_tabpage() == r.tab })
   elseif r.kind == 'edit' then
     table.insert(out.edits, { applied = r.applied, reason = r.reason })
@@ -153,7 +154,7 @@ end
 
 local bufnr, client
 local ok_all = step('setup', function()
-  cortex.setup({ cmd = scenario.cmd, settings = scenario.settings or {}, echo_progress = true })
+  cortex.setup({ cmd = scenario.cmd, settings = scenario.settings or {}, echo_progress = true, keymaps = true })
   vim.cmd('edit ' .. vim.fn.fnameescape(scenario.file))
   bufnr = vim.api.nvim_get_current_buf()
   assert(wait(30000, function()
@@ -252,12 +253,63 @@ if ok_all then
     return names
   end
 
+  -- Keys the user types `ms` from now. On 0.7 the review reads them itself (getchar); on 0.10+ the
+  -- review is not modal and they run as normal-mode keys, which a headless driver sitting in vim.wait
+  -- does not do by itself: they are executed as Neovim's input loop would (feedkeys, remapped).
+  local non_modal = vim.fn.has('nvim-0.10') == 1
   local function type_later(ms, keys)
     local t = vim.loop.new_timer()
     t:start(ms, 0, function()
       t:close()
-      vim.api.nvim_input(keys)
+      if non_modal then
+        vim.schedule(function()
+          vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+        end)
+      else
+        vim.api.nvim_input(keys)
+      end
     end)
+  end
+
+  -- The next review shown: `fn(record)` runs `ms` later (the review is open then, on every version).
+  local function on_next_review(ms, fn)
+    local seen = #out.reviews
+    local t = vim.loop.new_timer()
+    t:start(50, 50, vim.schedule_wrap(function()
+      if #out.reviews > seen and not t:is_closing() then
+        t:stop()
+        t:close()
+        vim.defer_fn(function() fn(out.reviews[#out.reviews]) end, ms)
+      end
+    end))
+  end
+
+  -- A write the run proposes while the user reviews it, then the run is cancelled: `cancel()` does it
+  -- (:CortexCancel, or a progress cancel the plugin does not know of, so the server's withdrawal
+  -- must close the review). The review closes, nothing is written, and an accept typed later does
+  -- nothing.
+  local function cancelled_review(message, file, cancel)
+    local target = scenario.root .. '/' .. file
+    local before = results_for('cortex.ask')
+    local seen = {}
+    on_next_review(300, function(r)
+      seen.tabs_during = #vim.api.nvim_list_tabpages()
+      cancel(r)
+    end)
+    vim.cmd('CortexAsk ' .. message)
+    assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the cancelled write result'))
+    seen.tabs_after = #vim.api.nvim_list_tabpages()
+    seen.result = last_result('cortex.ask').result
+    seen.on_disk_after = vim.fn.filereadable(target) == 1
+    -- the user presses accept after all, too late: the key runs in normal mode wherever they are
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('a<Esc>', true, false, true), 'mx', false)
+    vim.wait(600, function() return false end, 20)
+    seen.on_disk_later = vim.fn.filereadable(target) == 1
+    seen.tabs_later = #vim.api.nvim_list_tabpages()
+    seen.open_reviews = require('cortex.review').open_count()
+    seen.modified_buffers = modified_buffers()
+    seen.float = cortex.ui():text()
+    return seen
   end
 
   if scenario.write_message then
@@ -291,6 +343,43 @@ if ok_all then
       out.reject_float = cortex.ui():text()
       out.reject_on_disk = vim.fn.filereadable(scenario.root .. '/' .. scenario.reject_file) == 1
       out.reject_modified_buffers = modified_buffers()
+    end)
+  end
+
+  if scenario.cancel_write_message then
+    step('cancel_during_review', function()
+      out.cancel_review = cancelled_review(scenario.cancel_write_message, scenario.cancel_write_file, function()
+        -- typed, as the user would: the <leader>cx keymap (:CortexCancel); on 0.7 the review reads the
+        -- keys and must see the whole mapping
+        type_later(0, '<Bslash>cx')
+      end)
+    end)
+  end
+
+  if scenario.withdraw_write_message then
+    step('withdraw_during_review', function()
+      out.withdraw_review = cancelled_review(scenario.withdraw_write_message, scenario.withdraw_write_file, function()
+        -- a cancel the plugin does not see (as from another tool): only the server's $/cancelRequest
+        -- for its applyEdit can close the review
+        local token
+        for i = #out.progress, 1, -1 do
+          if out.progress[i].kind == 'begin' then
+            token = out.progress[i].token
+            break
+          end
+        end
+        require('cortex.compat').notify(client, 'window/workDoneProgress/cancel', { token = token })
+      end)
+    end)
+  end
+
+  if scenario.close_write_message then
+    step('close_review_tab', function()
+      -- the user closes the review tab by hand (:tabclose): that rejects the write
+      out.close_review = cancelled_review(scenario.close_write_message, scenario.close_write_file, function(r)
+        vim.api.nvim_set_current_tabpage(r.tab)
+        vim.cmd('tabclose')
+      end)
     end)
   end
 
@@ -369,6 +458,9 @@ if ok_all then
 end
 
 unsubscribe()
+out.status_busy = cortex.status()
+-- the statusline component clears a moment after the last run ends
+out.status_cleared = vim.wait(6000, function() return cortex.status() == '' end, 50)
 out.status = cortex.status()
 write_out()
 timer:stop()

@@ -33,6 +33,9 @@ out.width = vim.api.nvim_win_get_width(win)
 out.focused = vim.api.nvim_get_current_win() == win
 out.wrap = vim.api.nvim_win_get_option(win, 'wrap')
 out.linebreak = vim.api.nvim_win_get_option(win, 'linebreak')
+out.conceallevel = vim.api.nvim_win_get_option(win, 'conceallevel')
+out.filetype = vim.api.nvim_buf_get_option(ui.buf, 'filetype')
+out.treesitter = vim.treesitter.highlighter ~= nil and vim.treesitter.highlighter.active[ui.buf] ~= nil
 out.title = config.title ~= nil and config.title ~= '' and vim.inspect(config.title) or vim.NIL
 out.follow_end = vim.api.nvim_win_get_cursor(win)[1] == vim.api.nvim_buf_line_count(ui.buf)
 -- the reader scrolls up; more text streams in: the place is kept
@@ -75,6 +78,9 @@ def test_answer_window(label: str, tmp_path: Path) -> None:
     assert seen["width"] <= 80, seen
     assert seen["focused"] is False           # it does not steal focus
     assert seen["wrap"] is True and seen["linebreak"] is True
+    # Markdown: the filetype everywhere; treesitter highlighting (the bundled parser) and conceal on 0.10+
+    assert seen["filetype"] == "markdown" and seen["conceallevel"] == 2, seen
+    assert seen["treesitter"] is (label != "0.7"), seen
     if label != "0.7":
         assert seen["title"] is not None and "close" in seen["title"]  # key hints in the title (0.9+)
     assert seen["follow_end"] is True         # while at the end, it follows the stream
@@ -91,7 +97,11 @@ local ui = UI.new({ float = {} })
 local key = ui:begin('Ask: hi')
 ui:apply({ run_id = 'A', type = 'token', data = { value = 'partial' } })
 ui:complete(key, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
-vim.fn.writefile(vim.split(ui:text(), '\n'), vim.env.PROBE_OUT)
+ui:apply({ run_id = 'A', type = 'edit', data = { uri = 'file:///w/x.md', kind = 'create', applied = false } })
+local first = ui:text()
+ui:complete(ui:begin('Ask: save'), { answer = 'Done.', stop_reason = 'cancelled', edits = {
+  { uri = 'file:///w/a.md', applied = true }, { uri = 'file:///w/b%20c.md', applied = false, reason = 'x' } } })
+vim.fn.writefile(vim.split(first .. '\n' .. ui:text(), '\n'), vim.env.PROBE_OUT)
 """
 
 
@@ -111,3 +121,6 @@ def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
     assert "Error: The Ollama server is not answering." in text
     assert "model unavailable" in text and "model_unavailable" not in text
     assert "partial" not in text
+    assert "✏ create x.md — not written" in text and "not written: \n" not in text + "\n"  # no empty reason
+    # the summary says which files were written and which were not (not just "2 edits")
+    assert "written: a.md · not written: b c.md" in text

@@ -13,6 +13,10 @@ import pytest
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
+    CANCEL_WRITE_FILE,
+    CANCEL_WRITE_MESSAGE,
+    CLOSE_WRITE_FILE,
+    CLOSE_WRITE_MESSAGE,
     EXPLAIN_ANSWER,
     NOTE_TEXT,
     REJECT_BOAST,
@@ -20,6 +24,8 @@ from tests.editors.editor_scenario import (
     REJECT_MESSAGE,
     STREAM_ANSWER,
     STREAM_MESSAGE,
+    WITHDRAW_WRITE_FILE,
+    WITHDRAW_WRITE_MESSAGE,
     WRITE_FILE,
     WRITE_MESSAGE,
     make_workspace,
@@ -64,6 +70,12 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         "streaming_message": STREAM_MESSAGE,
         "latency_samples_streaming": 30,
         "cancel_message": STREAM_MESSAGE,
+        "cancel_write_message": CANCEL_WRITE_MESSAGE,
+        "cancel_write_file": CANCEL_WRITE_FILE,
+        "withdraw_write_message": WITHDRAW_WRITE_MESSAGE,
+        "withdraw_write_file": WITHDRAW_WRITE_FILE,
+        "close_write_message": CLOSE_WRITE_MESSAGE,
+        "close_write_file": CLOSE_WRITE_FILE,
     }
     env = server_env(model, tmp_path / "data", CORTEX_TOOL_TIMEOUT_SECONDS=str(REVIEW_SECONDS))
     out, proc, elapsed = run_driver(nvim.path, scenario, env, tmp_path / "nvim")
@@ -111,8 +123,8 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         done = [e for e in evs if e["type"] == "done"]
         assert len(done) == 1
         streamed = "".join(e["data"]["value"] for e in evs if e["type"] == "token")
-        if streamed == REJECT_BOAST:  # the false claim streamed; the final answer replaces it
-            assert REJECT_BOAST not in done[0]["data"]["answer"]
+        if streamed in (REJECT_BOAST, f"Saved {CLOSE_WRITE_FILE}."):  # a false claim streamed; the final
+            assert streamed not in done[0]["data"]["answer"]               # answer replaces it
         else:
             assert done[0]["data"]["answer"] == streamed
 
@@ -124,6 +136,9 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     # the user accepted after the tool time-out had passed: written and saved, no modified buffer left
     review = out["reviews"][0]
     assert review["diff_windows"] == 2 and review["current_tab"] is True, review
+    # the review knows the server's request id (a withdrawal names it); 0.10+ answers it later (not modal)
+    assert all(str(r["request_id"]).startswith("cortex-edit-") for r in out["reviews"]), out["reviews"]
+    assert all(r["modal"] is (label == "0.7") for r in out["reviews"]), out["reviews"]
     assert review["files"] == [{"name": WRITE_FILE, "create": True, "after": NOTE_TEXT.rstrip("\n"),
                                 "on_disk": False}]
     write = out["write_result"]
@@ -146,6 +161,31 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert REJECT_BOAST not in out["reject_float"]
     assert out["reject_modified_buffers"] == []
 
+    # a cancel while the user reviews a write (:CortexCancel; and a cancel the plugin did not send, which
+    # the server turns into $/cancelRequest for its applyEdit): the review tab closes, nothing is
+    # written, the result says so, and an accept typed afterwards writes nothing
+    for seen, file in ((out["cancel_review"], CANCEL_WRITE_FILE), (out["withdraw_review"], WITHDRAW_WRITE_FILE)):
+        assert seen["tabs_during"] == 2, seen
+        assert seen["tabs_after"] == 1 and seen["tabs_later"] == 1, seen
+        assert seen["open_reviews"] == 0
+        assert seen["on_disk_after"] is False and seen["on_disk_later"] is False
+        assert not (root / file).exists()
+        result = seen["result"]
+        assert result["stop_reason"] == "cancelled", result
+        assert [e["applied"] for e in result["edits"]] == [False], result["edits"]
+        assert "cancelled" in result["edits"][0]["reason"], result["edits"]
+        assert f"Saved {file}" not in result["answer"]
+        assert seen["modified_buffers"] == []
+        assert f"not written: {file}" in seen["float"], seen["float"]
+
+    # closing the review tab by hand rejects the write: nothing on disk, the answer says why
+    closed = out["close_review"]
+    assert closed["tabs_after"] == 1 and closed["open_reviews"] == 0, closed
+    assert closed["on_disk_after"] is False and not (root / CLOSE_WRITE_FILE).exists()
+    assert [e["applied"] for e in closed["result"]["edits"]] == [False]
+    assert "you closed the review" in closed["result"]["edits"][0]["reason"]
+    assert f"Saved {CLOSE_WRITE_FILE}" not in closed["result"]["answer"]
+
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]
     assert clobber["result"]["applied"] is False and "already exists" in clobber["result"]["failureReason"]
@@ -165,6 +205,10 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert out["cancel"]["stop_reason"] == "cancelled", out["cancel"]
     assert 0 < len(out["cancel"]["answer"]) < len(STREAM_ANSWER)  # stopped mid-answer
     assert "cancelled" in out["cancel_float"]
+
+    # the statusline component showed the last run, then cleared
+    assert "Cancelled" in out["status_busy"] or "Answered" in out["status_busy"], out["status_busy"]
+    assert out["status_cleared"] is True and out["status"] == "", out["status"]
 
     # code actions still answered while a run streamed
     assert STREAM_ANSWER in answers

@@ -22,12 +22,18 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
         pytest.skip(nvim.why_missing)
     plugin = tmp_path / "plugin"
     shutil.copytree(PLUGIN, plugin)
+    workspace = tmp_path / "repo" / "workspace"  # inside a bigger repository: the cwd is the root
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    workspace.mkdir()
+    (workspace / "stats.py").write_text("print(1)\n")
     out = tmp_path / "health.txt"
     script = tmp_path / "probe.vim"
     script.write_text("\n".join([
         f"helptags {plugin}/doc",
         "lua require('cortex').setup{ autostart = false, cmd = { '/nonexistent/cortex-lsp' }, keymaps = true }",
         f"call writefile([maparg('<leader>ce', 'n'), maparg('<leader>cq', 'n')], '{out}.keys')",
+        f"cd {workspace}",
+        "edit stats.py",
         "checkhealth cortex",
         f"call writefile(getline(1, '$'), '{out}')",
         "help cortex-review",
@@ -39,7 +45,8 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
                    capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     report = out.read_text()
     assert "cortex" in report and "server not found: /nonexistent/cortex-lsp" in report, report
-    assert "workspace root for this buffer" in report
+    # the root of the file the user was editing (not of the report's own buffer)
+    assert f"workspace root for stats.py: {workspace}" in report, report
     explain_key, close_key = Path(f"{out}.keys").read_text().splitlines()[:2]
     assert "CortexExplain" in explain_key and "CortexClose" in close_key
     help_file, help_line = Path(f"{out}.help").read_text().splitlines()[:2]

@@ -133,7 +133,10 @@ async def test_cancel_while_the_editor_applies_lists_the_applied_edit(model: Scr
         async def slow_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             received.append(params)
             _cancel(client, kind, "during-1", "during-token")
-            await asyncio.sleep(0.5)  # the editor is still applying when the cancel arrives
+            try:
+                await asyncio.sleep(0.5)  # the editor is still applying when the cancel arrives
+            except asyncio.CancelledError:
+                pass  # the server withdraws the request ($/cancelRequest); an editor mid-apply finishes
             _apply_to_disk(params.edit)
             return types.ApplyWorkspaceEditResult(applied=True)
 
@@ -145,6 +148,43 @@ async def test_cancel_while_the_editor_applies_lists_the_applied_edit(model: Scr
     assert result["stop_reason"] == "cancelled"
     assert [e["applied"] for e in result["edits"]] == [True], "the applied edit is listed"
     assert result["edits"][0]["uri"] == written.resolve().as_uri()
+
+
+@CLIENT_TOKEN
+@pytest.mark.parametrize("kind", ["request", "progress"])
+async def test_cancel_during_a_review_withdraws_the_edit(model: ScriptedModelServer, tmp_path: Path,
+                                                          kind: str) -> None:
+    """A user reviewing the write when the run is cancelled: the server withdraws the applyEdit
+    ($/cancelRequest with its id), the editor's review ends unapplied, nothing is on disk."""
+    _script_write(model)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        withdrawn: list[str] = []
+
+        async def reviewing(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            _cancel(client, kind, "review-1", "review-token")
+            try:
+                await asyncio.sleep(60)  # the user is still looking at the diff
+            except asyncio.CancelledError:
+                withdrawn.append("cancelled")  # pygls cancels the handler on $/cancelRequest
+                raise
+            _apply_to_disk(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        from tests.lsp_harness import _apply_to_disk
+
+        client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = reviewing
+        result = _plain(await asyncio.wait_for(_send_command(client, "review-1", "review-token"), timeout=30))
+        follow_up = await ask(client, "quick one")
+    assert withdrawn == ["cancelled"], "the server withdrew the pending applyEdit"
+    assert result["stop_reason"] == "cancelled"
+    assert [e["applied"] for e in result["edits"]] == [False], result["edits"]
+    assert not (tmp_path / "ws" / "notes.txt").exists()
+    assert "Saved." not in result["answer"], result
+    assert "not apply" in result["edits"][0]["reason"]
+    # the result's notes say what was written and what was not
+    assert "Written: nothing." in result["notes"], result["notes"]
+    assert any(n.startswith("Not written: notes.txt") for n in result["notes"]), result["notes"]
+    assert "stop_reason" in follow_up
 
 
 async def test_cancel_request_interrupts_cortex_run(model: ScriptedModelServer, tmp_path: Path) -> None:

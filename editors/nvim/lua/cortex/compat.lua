@@ -73,4 +73,38 @@ function M.git_root(path)
   return nil
 end
 
+-- The JSON-RPC id of the server request being handled, or nil. Neovim hands a server-request handler
+-- only (err, params, ctx) (no id, on 0.7 and 0.11), but a server that withdraws its request
+-- (`$/cancelRequest`) names it by id: the id is read from the `decoded` message that vim.lsp.rpc's
+-- dispatch closure holds (a few frames up). Call it from the handler before any yield.
+function M.server_request_id(method)
+  for level = 2, 12 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      break
+    end
+    for i = 1, 60 do
+      local name, value = debug.getupvalue(info.func, i)
+      if name == nil then
+        break
+      end
+      if name == 'decoded' and type(value) == 'table' and value.id ~= nil and value.method == method then
+        return value.id
+      end
+    end
+  end
+  return nil
+end
+
+-- Whether a server-request handler runs in a coroutine it may yield (0.10+: vim.lsp.rpc dispatches
+-- server requests in coroutine.wrap, so the answer can wait for the user; 0.7 answers with the
+-- handler's return value at once).
+function M.can_yield()
+  local co, is_main = coroutine.running()
+  if co == nil or is_main then
+    return false
+  end
+  return coroutine.isyieldable == nil or coroutine.isyieldable()
+end
+
 return M

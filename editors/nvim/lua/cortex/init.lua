@@ -115,6 +115,8 @@ function M.cancel()
   if not client then
     return 0
   end
+  -- a write waiting for review belongs to a run that is going away: close it, write nothing
+  review.withdraw(client.id, nil, 'the run was cancelled before you decided')
   local n = 0
   for token, _ in pairs(state.progress) do
     compat.notify(client, 'window/workDoneProgress/cancel', { token = token })
@@ -141,7 +143,9 @@ end
 -- write for review (cortex/review.lua: a diff tab, `a` accepts, `r` rejects) and write the accepted
 -- files to disk. Nothing is applied as a hidden, unsaved buffer.
 local function apply_edit()
-  return function(_, params)
+  return function(_, params, ctx)
+    local request_id = compat.server_request_id('workspace/applyEdit')
+    local can_yield = compat.can_yield()
     local edit = params and params.edit
     if edit and type(edit.documentChanges) == 'table' then
       for _, change in ipairs(edit.documentChanges) do
@@ -158,11 +162,12 @@ local function apply_edit()
       end
     end
     local opts = vim.tbl_extend('force', state.opts or {}, {
+      can_yield = can_yield,
       on_review = function(shown)
-        emit({ kind = 'review', label = shown.label, files = shown.files, tab = shown.tab })
+        emit({ kind = 'review', label = shown.label, files = shown.files, tab = shown.tab, review = shown.review })
       end,
     })
-    local result = review.handle(params, opts)
+    local result = review.handle(params, opts, { client_id = ctx and ctx.client_id, request_id = request_id })
     emit({ kind = 'edit', applied = result.applied, reason = result.failureReason, params = params, result = result })
     return result
   end
@@ -189,6 +194,11 @@ local function handlers()
   local h = {
     ['cortex/event'] = on_event,
     ['workspace/applyEdit'] = apply_edit(),
+    -- the server withdraws an applyEdit when its run is cancelled: close that review, write nothing
+    ['$/cancelRequest'] = function(_, params, ctx)
+      review.withdraw(ctx and ctx.client_id, type(params) == 'table' and params.id or nil,
+        'the run was cancelled before you decided')
+    end,
   }
   if not compat.has_lsp_progress then
     local default = vim.lsp.handlers['$/progress']
@@ -289,6 +299,11 @@ function M.attach(bufnr)
     on_attach = function(client)
       require('cortex.diagnostics').attach(client)
     end,
+    on_exit = function(_, _, client_id)
+      vim.schedule(function()
+        review.withdraw(client_id, nil, 'the Cortex server stopped before you decided')
+      end)
+    end,
   }
   if compat.has_start then
     return vim.lsp.start(config, { bufnr = bufnr })
@@ -296,8 +311,10 @@ function M.attach(bufnr)
   local id = state.clients[root]
   local client = id and vim.lsp.get_client_by_id(id)
   if not client or client.is_stopped() then
-    config.on_exit = function()
+    local withdraw = config.on_exit
+    config.on_exit = function(...)
       state.clients[root] = nil
+      withdraw(...)
     end
     id = vim.lsp.start_client(config)
     if not id then
@@ -384,10 +401,27 @@ end
 
 -- Send a Cortex command. Agent commands open the answer window and stream into it.
 -- `on_result(err, result)` is called when the server answers.
-function M.execute(command, args, on_result, bufnr)
+local START_RETRIES, START_RETRY_MS = 300, 100 -- wait up to 30 s for a server that is still starting
+
+function M.execute(command, args, on_result, bufnr, attempt)
   local client = M.client(bufnr)
   if not client then
-    client = M.client(M.attach(bufnr) and bufnr or nil)
+    local id = M.attach(bufnr)
+    client = id and vim.lsp.get_client_by_id(id) or nil
+  end
+  if client and not client.initialized then
+    -- the server is still starting (it takes a few seconds): send the command once it is ready
+    attempt = attempt or 0
+    if attempt < START_RETRIES then
+      if attempt == 0 then
+        vim.api.nvim_echo({ { 'Cortex: starting the server…', 'ModeMsg' } }, false, {})
+      end
+      vim.defer_fn(function()
+        M.execute(command, args, on_result, bufnr, attempt + 1)
+      end, START_RETRY_MS)
+      return true
+    end
+    client = nil
   end
   if not client then
     vim.notify('Cortex: no cortex-lsp is running (open a file first)', vim.log.levels.ERROR)
@@ -624,6 +658,13 @@ function M.setup(opts)
       end,
     })
   end
+  -- quitting with a review open: answer the server (rejected) before Neovim stops it
+  vim.api.nvim_create_autocmd('VimLeavePre', {
+    group = group,
+    callback = function()
+      review.withdraw(nil, nil, 'Neovim was closed during the review')
+    end,
+  })
   if compat.has_lsp_progress then
     vim.api.nvim_create_autocmd('LspProgress', {
       group = group,
@@ -636,8 +677,11 @@ function M.setup(opts)
       end,
     })
   end
-  if state.opts.autostart then
-    M.attach(vim.api.nvim_get_current_buf())
+  -- setup{} run from init.lua comes before `nvim stats.py` loads the file: BufReadPost attaches it
+  -- then (attaching an unloaded buffer now would only log a warning)
+  local current = vim.api.nvim_get_current_buf()
+  if state.opts.autostart and vim.api.nvim_buf_is_loaded(current) then
+    M.attach(current)
   end
 end
 

@@ -1,9 +1,11 @@
 -- The review of every write Cortex proposes (`workspace/applyEdit`): a new tab shows each file as a
 -- diff (before | after; a new file against an empty buffer) and the user answers with one key:
 --   a  accept (write the files and save them)    r / q / <Esc>  reject (nothing touches the disk)
---   j k <C-d> <C-u> <C-f> <C-b> gg G  scroll the diff     <Tab>  switch side
--- The review is modal (the request's answer waits for the key; Neovim 0.7 cannot answer a server
--- request later), it has no time-out, and the server's tool time-out does not run during it.
+--   <Tab>  switch side; closing the tab rejects; every other key works as usual
+-- The review is not modal on 0.10+ (the request's answer waits in the handler's coroutine); on 0.7,
+-- which must answer at once, the handler reads keys and runs them as normal-mode commands while the
+-- event loop keeps going. It has no time-out (the server's tool time-out does not run during it), and
+-- a cancel of the run (:CortexCancel, or the server withdrawing the request) closes it unwritten.
 -- Accepted files are written straight to disk (a loaded buffer gets the new text and is :written),
 -- so no hidden modified buffer is left behind and `:qa` just works.
 local M = {}
@@ -96,14 +98,33 @@ local function scratch(name, lines, ft)
   return b
 end
 
-local SCROLL = {
-  j = 'j', k = 'k', G = 'G', g = 'gg', ['\4'] = '\4', ['\21'] = '\21', ['\6'] = '\6', ['\2'] = '\2',
+-- Open reviews: { review, client_id, request_id }, for withdrawing them on a cancel.
+local pending = {}
+
+local DECIDE = {
+  a = true, A = true, -- accept
+  r = false, R = false, q = false, ['<Esc>'] = false, -- reject
 }
 
--- Show the diff tab and wait for one key: returns true (accept) or false (reject).
-function M.ask(files, label, on_show)
+-- Open the review tab for `files` (non-modal: the keys are buffer-local maps, the editor stays
+-- usable). `on_done(accepted, reason)` is called exactly once: a/r/q/<Esc>, the tab closed by hand,
+-- or `review:close(reason)` (a cancel). Returns the review.
+function M.open(files, label, on_done)
+  local review = { label = label, files = files, done = false, buffers = {} }
   local tab_before = vim.api.nvim_get_current_tabpage()
-  local right_win
+  local hint = string.format(' %s — a: accept  r/q/<Esc>: reject  <Tab>: other side ', label)
+  local function set_up(buf, win)
+    table.insert(review.buffers, buf)
+    pcall(vim.api.nvim_win_set_option, win, 'statusline', (hint:gsub('%%', '%%%%')))
+    for lhs, accept in pairs(DECIDE) do
+      vim.keymap.set('n', lhs, function()
+        vim.schedule(function()
+          review:finish(accept, accept and nil or 'you rejected it in the review')
+        end)
+      end, { buffer = buf, nowait = true, silent = true, desc = 'Cortex review' })
+    end
+    vim.keymap.set('n', '<Tab>', '<C-w>w', { buffer = buf, nowait = true, silent = true })
+  end
   for i, f in ipairs(files) do
     local name = vim.fn.fnamemodify(f.fname, ':t')
     local ft = vim.fn.fnamemodify(f.fname, ':e')
@@ -114,52 +135,159 @@ function M.ask(files, label, on_show)
       vim.cmd('split')
     end
     local empty = vim.api.nvim_get_current_buf()
-    vim.api.nvim_win_set_buf(0, scratch('cortex-review://' .. key .. '/before/' .. name, f.before, ft))
-    if vim.api.nvim_buf_is_valid(empty) and empty ~= vim.api.nvim_get_current_buf() then
+    local before = scratch('cortex-review://' .. key .. '/before/' .. name, f.before, ft)
+    vim.api.nvim_win_set_buf(0, before)
+    if vim.api.nvim_buf_is_valid(empty) and empty ~= before then
       pcall(vim.api.nvim_buf_delete, empty, { force = true })
     end
     vim.cmd('diffthis')
+    set_up(before, vim.api.nvim_get_current_win())
     vim.cmd('rightbelow vsplit')
-    vim.api.nvim_win_set_buf(0, scratch('cortex-review://' .. key .. '/after/' .. name, f.after, ft))
+    local after = scratch('cortex-review://' .. key .. '/after/' .. name, f.after, ft)
+    vim.api.nvim_win_set_buf(0, after)
     vim.cmd('diffthis')
-    right_win = vim.api.nvim_get_current_win()
+    set_up(after, vim.api.nvim_get_current_win())
   end
-  local review_tab = vim.api.nvim_get_current_tabpage()
-  if on_show then
-    pcall(on_show, { label = label, files = files, tab = review_tab })
+  review.tab = vim.api.nvim_get_current_tabpage()
+  -- closing the review by hand (:tabclose, :q in each window) rejects it
+  review.group = vim.api.nvim_create_augroup('cortex-review-' .. tostring(review.tab), { clear = true })
+  for _, buf in ipairs(review.buffers) do
+    vim.api.nvim_create_autocmd('BufWipeout', {
+      group = review.group,
+      buffer = buf,
+      callback = function()
+        vim.schedule(function()
+          review:finish(false, 'you closed the review')
+        end)
+      end,
+    })
   end
-  local hint = string.format('%s — [a]ccept  [r]eject  (j/k/C-d/C-u scroll, Tab: other side)', label)
-  local accepted = nil
-  while accepted == nil do
-    vim.cmd('redraw')
-    vim.api.nvim_echo({ { hint, 'Question' } }, false, {})
-    local ok, ch = pcall(vim.fn.getchar)
+
+  function review.finish(self, accepted, reason)
+    if self.done then
+      return
+    end
+    self.done = true
+    self.accepted = accepted == true
+    self.reason = reason
+    pcall(vim.api.nvim_del_augroup_by_id, self.group)
+    for i, entry in ipairs(pending) do
+      if entry.review == self then
+        table.remove(pending, i)
+        break
+      end
+    end
+    if vim.api.nvim_tabpage_is_valid(self.tab) then
+      local back = vim.api.nvim_get_current_tabpage()
+      vim.api.nvim_set_current_tabpage(self.tab)
+      pcall(vim.cmd, 'tabclose!')
+      if back ~= self.tab and vim.api.nvim_tabpage_is_valid(back) then
+        vim.api.nvim_set_current_tabpage(back)
+      elseif vim.api.nvim_tabpage_is_valid(tab_before) then
+        vim.api.nvim_set_current_tabpage(tab_before)
+      end
+    end
+    pcall(vim.api.nvim_echo, { { '' } }, false, {})
+    pcall(vim.cmd, 'redraw')
+    if on_done then
+      on_done(self.accepted, reason)
+    end
+  end
+
+  -- Withdraw the review (the run was cancelled): the tab closes and nothing is written.
+  function review.close(self, reason)
+    self:finish(false, reason or 'the run was cancelled before you decided')
+  end
+
+  pcall(vim.cmd, 'redraw')
+  pcall(vim.api.nvim_echo, { { hint, 'Question' } }, false, {})
+  return review
+end
+
+-- Neovim 0.7 must answer a server request with the handler's return value, so there the handler
+-- waits here for the decision: keys are read and run as normal-mode commands (scrolling, window
+-- moves, `:` commands), and between keys the event loop runs, so a cancel closes the review.
+local PREFIX = { g = true, z = true, Z = true, ['['] = true, [']'] = true, ['\23'] = true, ['"'] = true }
+
+-- Whether an Ex command line quits Neovim (:q, :qa!, :wqa, :xa, :cq, …).
+function M.is_quit(cmd)
+  local name = (cmd or ''):match('^[%s:]*(%a+)')
+  local QUITS = { q = 1, qu = 1, qui = 1, quit = 1, qa = 1, qal = 1, qall = 1, quita = 1, quitall = 1,
+                  wq = 1, wqa = 1, wqall = 1, x = 1, xa = 1, xall = 1, xit = 1, exi = 1, exit = 1,
+                  cq = 1, cquit = 1 }
+  return name ~= nil and QUITS[name] ~= nil
+end
+
+function M.wait(review)
+  while not review.done do
+    local ok, ch = pcall(vim.fn.getchar, 0)
     if not ok then
-      accepted = false -- <C-c>
+      review:finish(false, 'you rejected it in the review') -- <C-c>
       break
     end
-    local key = type(ch) == 'number' and vim.fn.nr2char(ch) or ch
-    if key == 'a' or key == 'A' then
-      accepted = true
-    elseif key == 'r' or key == 'R' or key == 'q' or key == '\27' then
-      accepted = false
-    elseif key == '\t' then
-      vim.cmd('wincmd w')
-    elseif SCROLL[key] then
-      pcall(vim.api.nvim_win_call, vim.api.nvim_get_current_win() or right_win, function()
-        vim.cmd('normal! ' .. SCROLL[key])
-      end)
+    if ch == 0 or ch == '' then
+      local _, interrupted = vim.wait(40, function() return review.done end, 10)
+      if interrupted == -2 then
+        review:finish(false, 'you rejected it in the review')
+      end
+    else
+      local key = type(ch) == 'number' and vim.fn.nr2char(ch) or ch
+      if key == ':' then
+        local got, cmd = pcall(vim.fn.input, { prompt = ':', completion = 'command', cancelreturn = '' })
+        if got and M.is_quit(cmd) then
+          -- quitting: answer the server first (rejected), then quit once the handler has returned
+          review:finish(false, 'Neovim was closed during the review')
+          vim.schedule(function()
+            vim.cmd(cmd)
+          end)
+        elseif got and cmd ~= '' then
+          local ran, err = pcall(vim.cmd, cmd)
+          if not ran then
+            vim.api.nvim_echo({ { tostring(err), 'ErrorMsg' } }, true, {})
+          end
+        end
+      else
+        -- a two-key command, or the start of a mapping (<leader>cx: cancel): read the rest of it
+        local tries = 0
+        while tries < 8 and (PREFIX[key] and tries == 0
+            or (vim.fn.mapcheck(key, 'n') ~= '' and vim.fn.maparg(key, 'n') == '')) do
+          tries = tries + 1
+          local ok2, ch2 = pcall(vim.fn.getchar)
+          if not ok2 then
+            break
+          end
+          key = key .. (type(ch2) == 'number' and vim.fn.nr2char(ch2) or ch2)
+        end
+        pcall(vim.api.nvim_feedkeys, key, 'mx', false)
+      end
+      pcall(vim.cmd, 'redraw')
     end
   end
-  if vim.api.nvim_tabpage_is_valid(review_tab) then
-    vim.api.nvim_set_current_tabpage(review_tab)
-    pcall(vim.cmd, 'tabclose!')
+  return review.accepted, review.reason
+end
+
+-- Withdraw open reviews: the one answering the server request `request_id` of `client_id`; every
+-- review of that client when the id is unknown (nil); every review when `client_id` is nil.
+function M.withdraw(client_id, request_id, reason)
+  local matched = {}
+  for _, entry in ipairs(pending) do
+    if client_id == nil or (entry.client_id == client_id
+        and (request_id == nil or entry.request_id == nil or entry.request_id == request_id)) then
+      table.insert(matched, entry.review)
+    end
   end
-  if vim.api.nvim_tabpage_is_valid(tab_before) then
-    vim.api.nvim_set_current_tabpage(tab_before)
+  for _, review in ipairs(matched) do
+    review:close(reason)
   end
-  vim.api.nvim_echo({ { '' } }, false, {})
-  return accepted
+  return #matched
+end
+
+function M.open_count()
+  return #pending
+end
+
+local function track(review, client_id, request_id)
+  table.insert(pending, { review = review, client_id = client_id, request_id = request_id })
 end
 
 -- Write the accepted files: a loaded buffer gets the text and is saved; otherwise straight to disk.
@@ -191,16 +319,42 @@ function M.write(files)
   return true, written
 end
 
--- The whole flow for one workspace/applyEdit: returns the ApplyWorkspaceEditResult.
-function M.handle(params, opts)
+-- The whole flow for one workspace/applyEdit: returns the ApplyWorkspaceEditResult. On 0.10+ the
+-- handler's coroutine yields until the user decides (the editor stays fully usable); on 0.7 it waits
+-- in M.wait. `ctx.request_id` names the server's request, for a withdrawal ($/cancelRequest).
+function M.handle(params, opts, ctx)
   local files, why = M.plan(params and params.edit)
   if not files then
     return { applied = false, failureReason = 'Cortex could not read the edit: ' .. why }
   end
   if opts.review_edits ~= false then
     local label = params.label or 'Cortex: write'
-    if not M.ask(files, label, opts.on_review) then
-      return { applied = false, failureReason = 'you rejected it in the review' }
+    local co = opts.can_yield and coroutine.running() or nil
+    local waiting = false
+    local review = M.open(files, label, function()
+      if waiting then
+        waiting = false
+        local ok, err = coroutine.resume(co)
+        if not ok then
+          vim.notify('Cortex: review: ' .. tostring(err), vim.log.levels.ERROR)
+        end
+      end
+    end)
+    review.request_id, review.modal = ctx and ctx.request_id, co == nil
+    track(review, ctx and ctx.client_id, review.request_id)
+    if opts.on_review then
+      pcall(opts.on_review, { label = label, files = files, tab = review.tab, review = review })
+    end
+    if co then
+      if not review.done then
+        waiting = true
+        coroutine.yield()
+      end
+    else
+      M.wait(review)
+    end
+    if not review.accepted then
+      return { applied = false, failureReason = review.reason or 'you rejected it in the review' }
     end
   end
   local ok, result = M.write(files)

@@ -35,12 +35,18 @@ function M.summary(result)
   local stop = str(result.stop_reason, 'done')
   local parts = { STOP_LABELS[stop] or stop }
   local calls = type(result.tool_calls) == 'table' and #result.tool_calls or 0
-  local edits = type(result.edits) == 'table' and #result.edits or 0
+  local written, unwritten = {}, {}
+  for _, e in ipairs(type(result.edits) == 'table' and result.edits or {}) do
+    table.insert(type(e) == 'table' and e.applied == true and written or unwritten, basename(type(e) == 'table' and e.uri or ''))
+  end
   if calls > 0 then
     table.insert(parts, calls .. ' tool call' .. (calls == 1 and '' or 's'))
   end
-  if edits > 0 then
-    table.insert(parts, edits .. ' edit' .. (edits == 1 and '' or 's'))
+  if #written > 0 then
+    table.insert(parts, 'written: ' .. table.concat(written, ', '))
+  end
+  if #unwritten > 0 then
+    table.insert(parts, 'not written: ' .. table.concat(unwritten, ', '))
   end
   if type(result.elapsed_ms) == 'number' then
     table.insert(parts, string.format('%.1f s', result.elapsed_ms / 1000))
@@ -176,7 +182,8 @@ function M:apply(event)
       append_text(run, str(d.value))
     end
   elseif t == 'edit' then
-    local state = d.applied == true and 'written' or ('not applied: ' .. str(d.reason))
+    local why = str(d.reason)
+    local state = d.applied == true and 'written' or ('not written' .. (why ~= '' and (': ' .. why) or ''))
     table.insert(run.blocks, { kind = 'line', text = '✏ ' .. str(d.kind, 'edit') .. ' ' .. basename(d.uri) .. ' — ' .. state })
   elseif t == 'error' then
     table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. str(d.message, 'error') })
