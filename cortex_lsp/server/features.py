@@ -81,7 +81,22 @@ def register(server: CortexServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: CortexServer, *args: Any) -> None:
+        _snapshot_request_table(ls)
         await ls.aclose()
+
+
+class _SnapshotTable(dict[Any, Any]):
+    """pygls's table of pending requests, iterated over a copy: at shutdown pygls cancels each pending
+    request while it iterates the table, and a cancelled generator/thread future removes itself from
+    the table at once ("dictionary changed size during iteration" made shutdown answer an error)."""
+
+    def items(self) -> Any:
+        return list(super().items())
+
+
+def _snapshot_request_table(ls: CortexServer) -> None:
+    protocol = ls.protocol
+    protocol._request_futures = _SnapshotTable(protocol._request_futures)  # no public hook in pygls 2
 
 
 async def _pull_configuration(ls: CortexServer) -> None:
