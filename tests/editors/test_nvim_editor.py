@@ -125,6 +125,11 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         streamed = "".join(e["data"]["value"] for e in evs if e["type"] == "token")
         if streamed in (REJECT_BOAST, f"Saved {CLOSE_WRITE_FILE}."):  # a false claim streamed; the final
             assert streamed not in done[0]["data"]["answer"]               # answer replaces it
+        elif done[0]["data"]["stop_reason"] == "cancelled":  # what streamed, then the code's ledger lines
+            answer = done[0]["data"]["answer"]
+            rest = [line for line in answer[len(streamed):].splitlines() if line.strip()]
+            assert answer.startswith(streamed) and all(line.startswith(("- Written:", "- Not written:"))
+                                                       for line in rest), answer
         else:
             assert done[0]["data"]["answer"] == streamed
 
