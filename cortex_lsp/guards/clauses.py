@@ -41,6 +41,8 @@ class Action:
     mood: str
     targets: tuple[str, ...]
     clause: str
+    #: which sentence of the words the verb stands in (see :attr:`Analysis.sentences`)
+    sentence: int = field(default=-1, compare=False, repr=False)
 
     @property
     def grants(self) -> bool:
@@ -431,15 +433,17 @@ class Analysis:
     files: tuple[str, ...]
     #: some sentence is a question (not a polite request)
     any_question: bool
+    #: the sentences' words, lower-cased, as the tokens read them (files as typed)
+    sentences: tuple[str, ...] = ()
 
 
 _RETRACT_WORDS = frozenset(
     "do not dont t no nope wait actually never mind just kidding forget it that scratch cancel please on "
     "second thought thoughts nicht doch lieber vergiss es egal ne pas le fais laisse tomber non lo hagas "
-    "olvídalo olvidalo mejor nada".split()
+    "olvídalo olvidalo mejor nada nowhere nirgends nirgendwo".split()
 )
 _RETRACT_CUES = frozenset("not dont no nope never kidding forget scratch cancel nicht vergiss pas tomber hagas "
-                          "olvídalo olvidalo".split())
+                          "olvídalo olvidalo nowhere nirgends nirgendwo".split())
 
 
 def _retracts(words: list[str]) -> bool:
@@ -454,7 +458,9 @@ def analyse(words: str) -> Analysis:
     seen_files: set[str] = set()
     unnamed = False
     any_question = False
-    for sent in _sentences(tokens(words)):
+    sentences: list[str] = []
+    for number, sent in enumerate(_sentences(tokens(words))):
+        sentences.append(" ".join(t.text for t in sent))
         carried_neg = False
         carried_req = False
         last: Action | None = None
@@ -469,18 +475,20 @@ def analyse(words: str) -> Analysis:
             )
             clause_files = [_normal_target(t.text) for t in clause.toks if t.kind == "file"]
             if not verbs and actions and _retracts(cwords):  # "Save it to x.md. Actually, don't."
-                actions = [Action(a.verb, True, a.mood, a.targets, a.clause) for a in actions]
+                actions = [Action(a.verb, True, a.mood, a.targets, a.clause, a.sentence) for a in actions]
                 unnamed = False
                 last = None
                 carried_neg = False  # the retraction negates what came before, not what follows
                 continue
             if not verbs and clause_files and last is not None and actions and actions[-1] is last:
                 extra = tuple(f for f in clause_files if f not in last.targets)
-                actions[-1] = last = Action(last.verb, last.negated, last.mood, last.targets + extra, last.clause)
+                actions[-1] = last = Action(
+                    last.verb, last.negated, last.mood, last.targets + extra, last.clause, last.sentence
+                )
             text = clause.text()
             for verb in verbs:
                 targets = tuple(dict.fromkeys(_normal_target(f) for f in verb.files))
-                action = Action(verb.lemma, verb.negated, verb.mood, targets, text)
+                action = Action(verb.lemma, verb.negated, verb.mood, targets, text, number)
                 actions.append(action)
                 last = action
                 if action.grants and not targets and (
@@ -492,4 +500,4 @@ def analyse(words: str) -> Analysis:
                 if f not in seen_files:
                     seen_files.add(f)
                     files.append(f)
-    return Analysis(tuple(actions), unnamed, tuple(files), any_question)
+    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(sentences))
