@@ -71,9 +71,11 @@ _CONTENT_NOUN = (
     r"comando|código|función|formas|maneras|ejemplo"
 )
 _NOMINAL = re.compile(
-    rf"\b(?:{_CONTENT_NOUN})\b(?: \w+){{0,3}}? (?:to|that|which|who|in which|for|zu|um|der|die|das|pour|qui|"
+    rf"\b(?:{_CONTENT_NOUN})\b(?: ,)?(?: \w+){{0,3}}? (?:to|that|which|who|in which|for|zu|um|der|die|das|pour|qui|"
     r"para|que)\b(?P<rest>.*)$"
 )
+#: German puts the infinitive last: "Nenne drei Wege, den Bericht in x.md zu speichern"
+_NOMINAL_DE = re.compile(rf"\b(?:{_CONTENT_NOUN})\b(?: ,)?(?P<rest>(?: [^ ]+)*? zu \w+) ?[.!?]?$")
 _COORDINATED = re.compile(r"\b(?:and|then|und|dann|et|puis|y|luego)\b")
 #: the write waits for the user: "once I approve", "if and only if I confirm", "tomorrow"
 _DEFERRED = re.compile(
@@ -153,11 +155,14 @@ def _introduced(text: str) -> bool:
     return not any(a.grants and a.targets for a in found)
 
 
-def _nominal(action: Action) -> bool:
+def _nominal(action: Action, sentence: str) -> bool:
     """Is the write verb the object of a content noun ("ways to save", "a function that saves")?"""
-    m = _NOMINAL.search(action.clause)
-    if m is None:
-        return False
+    german = _NOMINAL_DE.search(sentence)
+    if german is not None and any(t in german.group("rest") for t in action.targets):
+        return True
+    m = _NOMINAL.search(sentence)
+    if m is None or (m.group("rest").split() or [""])[0] in action.targets:
+        return False  # "write the steps to steps.md": the noun is what is written
     if _COORDINATED.search(m.group("rest")) and not any(t in m.group("rest").split(" and ")[0] for t in action.targets):
         return False  # "write a function that parses csv and save it to p.py": a second request
     rest = m.group("rest")
@@ -215,7 +220,7 @@ def settle(found: Analysis, message: str) -> Analysis:
                 a = replace(a, mood="conditional")
             elif a.sentence in negated:
                 a = replace(a, negated=True)
-            elif a.verb in _WRITE_VERBS and (_nominal(a) or _subject_use(a)):
+            elif a.verb in _WRITE_VERBS and (_nominal(a, sentences[a.sentence]) or _subject_use(a)):
                 a = replace(a, mood="statement")
             elif a.verb in _WRITE_VERBS and _negated_in_clause(a, siblings):
                 a = replace(a, negated=True)
