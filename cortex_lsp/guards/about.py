@@ -193,7 +193,14 @@ def _subject_use(action: Action) -> bool:
 
 
 def _as_typed(target: str, typed: str) -> bool:
+    """Was this name typed as it stands, in one script ("оut.md" with a Cyrillic о is no name)?"""
+    scripts = {unicodedata.name(c, "?").split()[0] for c in target if c.isalpha()}
+    if len(scripts & _SCRIPTS) > 1:
+        return False
     return target in typed or target.replace("/", "\\") in typed
+
+
+_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK", "ARMENIAN"})
 
 
 def settle(found: Analysis, message: str) -> Analysis:

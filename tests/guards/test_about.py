@@ -176,3 +176,12 @@ def test_tables_are_big_enough() -> None:
     assert len(ASKED_ABOUT) >= 60
     assert len(NO_GRANT) >= 35
     assert len(STILL_GRANTS) >= 12
+
+
+def test_normalize_folds_look_alike_words_but_keeps_file_names_as_typed() -> None:
+    from cortex_lsp.guards.material import normalize
+
+    assert normalize("Please s\u0430ve it to \u043eut.md") == "Please save it to \u043eut.md"
+    assert normalize("docs/\u043eut.md") == "docs/\u043eut.md"
+    grant = parse_intent("Save it to \u043eut.md").write_grant
+    assert grant.empty  # a name that mixes scripts is no name at all
