@@ -97,6 +97,13 @@ _NEGATORS = lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS | {"kein", "nie", "ne", "
 _RELATIVES = frozenset("that which who whose die der welche welcher qui dont quien cual cuales".split())
 _SURE = frozenset("sure ensure certain sicher assure-toi asegúrate".split())
 _COPULA = frozenset("is was are would ist war sind est était es era".split())
+#: a line with one of these asks a question even without a question mark ("lol what")
+_QUESTION_WORDS = frozenset("what why how wtf huh was warum wieso quoi pourquoi qué que por".split())
+#: asking for an interpretation of what follows ("Help me understand\n<line>")
+_UNDERSTAND = frozenset(
+    "understand decipher interpret decode verstehen entschlüsseln comprendre déchiffrer entender descifrar".split()
+)
+_ONLY_QUESTION_MARKS = re.compile(r"^[ \t]*[?¿][?!¿ \t]*$", re.MULTILINE)
 #: a line that starts like this heads material (a ticket, a Q/A pair, a forwarded mail)
 _HEADERS = frozenset("eli5 tldr gist ticket priority subject re fwd fw from q a input output example issue".split())
 _FOLLOW_INSTRUCTIONS = frozenset("do follow execute perform carry mach tu haz sigue suis".split())
@@ -132,12 +139,33 @@ def _about_sentence(text: str, own: list[Action]) -> bool:
     words = text.split()
     if _SIGN_OFF.match(text.strip(" \n")):
         return True
-    if words and words[0] in _HEADERS:
+    if (words and words[0] in _HEADERS) or set(words) & _UNDERSTAND:
         return True
     if not _has_deictic(words):
         return False
     # "Please do the following." hands over a task; "Is this safe to follow?" asks about one
     return "?" in words or not (set(words) & _FOLLOW_INSTRUCTIONS)
+
+
+def _asks(text: str, own: list[Action]) -> bool:
+    """Is this sentence a question (or a bare "lol what") that asks for nothing to be done?"""
+    if any(a.grants for a in own):
+        return False
+    words = text.split()
+    return "?" in words or "¿" in words or bool(set(words) & _QUESTION_WORDS)
+
+
+def _lines_asked_about(found: Analysis, by_sentence: dict[int, list[Action]]) -> set[int]:
+    """In a message of several lines, a line that only asks a question makes the other lines material
+    ("Is it a scam?\n<line>", "<line>\n???")."""
+    sentences, line_of = found.sentences, found.lines
+    if len(line_of) != len(sentences) or len(set(line_of)) < 2:
+        return set()
+    asking = {line_of[i] for i, text in enumerate(sentences) if _asks(text, by_sentence.get(i, []))}
+    asking -= {line_of[a.sentence] for acts in by_sentence.values() for a in acts if a.grants}
+    if not asking:
+        return set()
+    return {i for i in range(len(sentences)) if line_of[i] not in asking}
 
 
 def _introduced(text: str) -> bool:
@@ -213,6 +241,9 @@ def settle(found: Analysis, message: str) -> Analysis:
         by_sentence.setdefault(a.sentence, []).append(a)
     about = {i for i, text in enumerate(sentences) if _about_sentence(text, by_sentence.get(i, []))}
     material = {i for i in range(len(sentences)) if about - {i}}
+    material |= _lines_asked_about(found, by_sentence)
+    if "\n" in message.strip() and _ONLY_QUESTION_MARKS.search(message):
+        material = set(range(len(sentences)))  # "<line>\n???"
     introduced = {i for i, text in enumerate(sentences) if _introduced(text)}
     deferred = {i for i, text in enumerate(sentences) if _DEFERRED.search(text)}
     negated = {i for i, text in enumerate(sentences) if _NEG_ADVERBS.search(text)}

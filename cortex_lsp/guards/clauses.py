@@ -112,6 +112,22 @@ def _sentences(toks: list[Tok]) -> list[list[Tok]]:
     return [s for s in out if any(t.kind != "punct" for t in s)]
 
 
+def _lines(toks: list[Tok]) -> list[int]:
+    """The line (count of newlines before it) each sentence of :func:`_sentences` starts on."""
+    out: list[int] = []
+    line = 0
+    fresh = True
+    for t in toks:
+        if fresh and t.kind != "punct":
+            out.append(line)
+            fresh = False
+        if t.kind == "punct" and t.text == "\n":
+            line += 1
+        if t.kind == "punct" and t.text in ".!?\n":
+            fresh = True
+    return out
+
+
 def _skip_fillers(words: list[str]) -> int:
     i = 0
     while i < len(words) and (words[i] in lx.FILLERS or words[i] in ("go", "ahead")):
@@ -435,6 +451,8 @@ class Analysis:
     any_question: bool
     #: the sentences' words, lower-cased, as the tokens read them (files as typed)
     sentences: tuple[str, ...] = ()
+    #: the line each sentence starts on
+    lines: tuple[int, ...] = ()
 
 
 _RETRACT_WORDS = frozenset(
@@ -459,7 +477,8 @@ def analyse(words: str) -> Analysis:
     unnamed = False
     any_question = False
     sentences: list[str] = []
-    for number, sent in enumerate(_sentences(tokens(words))):
+    toks = tokens(words)
+    for number, sent in enumerate(_sentences(toks)):
         sentences.append(" ".join(t.text for t in sent))
         carried_neg = False
         carried_req = False
@@ -500,4 +519,4 @@ def analyse(words: str) -> Analysis:
                 if f not in seen_files:
                     seen_files.add(f)
                     files.append(f)
-    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(sentences))
+    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(sentences), tuple(_lines(toks)))
