@@ -71,11 +71,12 @@ _CONTENT_NOUN = (
     r"comando|código|función|formas|maneras|ejemplo"
 )
 _NOMINAL = re.compile(
-    rf"\b(?:{_CONTENT_NOUN})\b(?: ,)?(?: \w+){{0,3}}? (?:to|that|which|who|in which|for|zu|um|der|die|das|pour|qui|"
-    r"para|que)\b(?P<rest>.*)$"
+    rf"\b(?:{_CONTENT_NOUN})\b(?: ,)?(?: \w+){{0,3}}? (?P<link>to|that|which|who|in which|for|zu|um|"
+    r"der|die|das|pour|qui|para|que)\b(?P<rest>.*)$"
 )
 #: German puts the infinitive last: "Nenne drei Wege, den Bericht in x.md zu speichern"
 _NOMINAL_DE = re.compile(rf"\b(?:{_CONTENT_NOUN})\b(?: ,)?(?P<rest>(?: [^ ]+)*? zu \w+) ?[.!?]?$")
+_TO = frozenset("to for zu um pour para".split())
 _COORDINATED = re.compile(r"\b(?:and|then|und|dann|et|puis|y|luego)\b")
 #: the write waits for the user: "once I approve", "if and only if I confirm", "tomorrow"
 _DEFERRED = re.compile(
@@ -189,8 +190,11 @@ def _nominal(action: Action, sentence: str) -> bool:
     if german is not None and any(t in german.group("rest") for t in action.targets):
         return True
     m = _NOMINAL.search(sentence)
-    if m is None or (m.group("rest").split() or [""])[0] in action.targets:
-        return False  # "write the steps to steps.md": the noun is what is written
+    if m is None:
+        return False
+    first = (m.group("rest").split() or [""])[0]
+    if first in action.targets or (m.group("link") in _TO and first in lx.DETERMINERS):
+        return False  # "write the steps to steps.md", "a poem to a new file": the noun is what is written
     if _COORDINATED.search(m.group("rest")) and not any(t in m.group("rest").split(" and ")[0] for t in action.targets):
         return False  # "write a function that parses csv and save it to p.py": a second request
     rest = m.group("rest")

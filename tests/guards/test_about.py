@@ -130,6 +130,8 @@ NO_GRANT = [
 STILL_GRANTS: list[tuple[str, set[str], set[str]]] = [
     ("Write a Python function that adds two numbers and save it to add.py", {"add.py"}, set()),
     ("Write the steps to steps.md", {"steps.md"}, set()),
+    ("Write a short poem about the sea to a new file poem.md", {"poem.md"}, set()),
+    ("Write the instructions to the file setup.md", {"setup.md"}, set()),
     ("Save the list of things that do not work to bugs.md", {"bugs.md"}, set()),
     ("Don't forget to save it to out.md", {"out.md"}, set()),
     ("N'oublie pas d'enregistrer dans out.md.", {"out.md"}, set()),
