@@ -12,8 +12,10 @@ user's own sentence addressed to the agent:
   of its sentence material;
 * **nominal use**: a write verb that is the object of a content noun ("three ways to save …", "the
   command to save …", "a function that saves … to x.md") is text to produce, not a write;
-* **deferred**: "once I approve", "if and only if I confirm", "tomorrow", "later" make the sentence
-  conditional;
+* **lines asked about**: in a message of several lines, a line that only asks ("Is it a scam?",
+  "Meaning?", "lol what", "???") makes the other lines material;
+* **deferred**: "once I approve", "if and only if I confirm", "tomorrow", "later", "in a week" make
+  the sentence conditional;
 * **negation anywhere** in the verb's clause (other than the "don't forget" of a request and a
   relative clause's own "that do not work") and the negating adverbs of the four languages
   ("keinesfalls", "en aucun cas", "de ninguna manera", "under no circumstances") take the grant away;
@@ -82,7 +84,7 @@ _COORDINATED = re.compile(r"\b(?:and|then|und|dann|et|puis|y|luego)\b")
 _DEFERRED = re.compile(
     r"\b(?:if and only if|only if|only after|only when|only once|"
     r"(?:if|once|after|when|whenever|as soon as|until|unless) i\b|"
-    r"tomorrow|later|next (?:week|time|month)|"
+    r"tomorrow|later|next (?:week|time|month)|in (?:a|an|one|two|three|a few|\d+) (?:minute|hour|day|week)s?|"
     r"(?:wenn|sobald|nachdem|falls|bis) ich\b|nur wenn|morgen|später|"
     r"(?:quand|dès que|une fois que|après que|si) je\b|seulement si|demain|plus tard|"
     r"(?:cuando|en cuanto|una vez que|si) (?:yo|te lo|lo)\b|solo si|sólo si|mañana|más tarde)\b"

@@ -113,6 +113,12 @@ NO_GRANT = [
     "Dès que je confirme, enregistre-le dans out.md.",
     "Cuando yo lo apruebe, guárdalo en out.md.",
     "Speichere es morgen in out.md.",
+    "Save it to out.md in a week.",
+    "Wait until I confirm, then save it to out.md.",
+    "Speichere es erst, wenn ich es sage, in out.md.",
+    "Überschreibe notes.md unter keinen Umständen.",
+    "Bajo ningún concepto guardes en out.md.",
+    "Save to out.md is not what I want.",
     # the verb as the object of a meta-request
     "Zeig mir den Befehl, um es in out.md zu speichern.",
     "Montre-moi la commande pour enregistrer dans out.md.",
