@@ -41,6 +41,8 @@ class Action:
     mood: str
     targets: tuple[str, ...]
     clause: str
+    #: which sentence of the words the verb stands in (see :attr:`Analysis.sentences`)
+    sentence: int = field(default=-1, compare=False, repr=False)
 
     @property
     def grants(self) -> bool:
@@ -108,6 +110,22 @@ def _sentences(toks: list[Tok]) -> list[list[Tok]]:
         if t.kind == "punct" and t.text in ".!?\n":
             out.append([])
     return [s for s in out if any(t.kind != "punct" for t in s)]
+
+
+def _lines(toks: list[Tok]) -> list[int]:
+    """The line (count of newlines before it) each sentence of :func:`_sentences` starts on."""
+    out: list[int] = []
+    line = 0
+    fresh = True
+    for t in toks:
+        if fresh and t.kind != "punct":
+            out.append(line)
+            fresh = False
+        if t.kind == "punct" and t.text == "\n":
+            line += 1
+        if t.kind == "punct" and t.text in ".!?\n":
+            fresh = True
+    return out
 
 
 def _skip_fillers(words: list[str]) -> int:
@@ -431,15 +449,19 @@ class Analysis:
     files: tuple[str, ...]
     #: some sentence is a question (not a polite request)
     any_question: bool
+    #: the sentences' words, lower-cased, as the tokens read them (files as typed)
+    sentences: tuple[str, ...] = ()
+    #: the line each sentence starts on
+    lines: tuple[int, ...] = ()
 
 
 _RETRACT_WORDS = frozenset(
     "do not dont t no nope wait actually never mind just kidding forget it that scratch cancel please on "
     "second thought thoughts nicht doch lieber vergiss es egal ne pas le fais laisse tomber non lo hagas "
-    "olvídalo olvidalo mejor nada".split()
+    "olvídalo olvidalo mejor nada nowhere nirgends nirgendwo".split()
 )
 _RETRACT_CUES = frozenset("not dont no nope never kidding forget scratch cancel nicht vergiss pas tomber hagas "
-                          "olvídalo olvidalo".split())
+                          "olvídalo olvidalo nowhere nirgends nirgendwo".split())
 
 
 def _retracts(words: list[str]) -> bool:
@@ -454,7 +476,10 @@ def analyse(words: str) -> Analysis:
     seen_files: set[str] = set()
     unnamed = False
     any_question = False
-    for sent in _sentences(tokens(words)):
+    sentences: list[str] = []
+    toks = tokens(words)
+    for number, sent in enumerate(_sentences(toks)):
+        sentences.append(" ".join(t.text for t in sent))
         carried_neg = False
         carried_req = False
         last: Action | None = None
@@ -469,18 +494,20 @@ def analyse(words: str) -> Analysis:
             )
             clause_files = [_normal_target(t.text) for t in clause.toks if t.kind == "file"]
             if not verbs and actions and _retracts(cwords):  # "Save it to x.md. Actually, don't."
-                actions = [Action(a.verb, True, a.mood, a.targets, a.clause) for a in actions]
+                actions = [Action(a.verb, True, a.mood, a.targets, a.clause, a.sentence) for a in actions]
                 unnamed = False
                 last = None
                 carried_neg = False  # the retraction negates what came before, not what follows
                 continue
             if not verbs and clause_files and last is not None and actions and actions[-1] is last:
                 extra = tuple(f for f in clause_files if f not in last.targets)
-                actions[-1] = last = Action(last.verb, last.negated, last.mood, last.targets + extra, last.clause)
+                actions[-1] = last = Action(
+                    last.verb, last.negated, last.mood, last.targets + extra, last.clause, last.sentence
+                )
             text = clause.text()
             for verb in verbs:
                 targets = tuple(dict.fromkeys(_normal_target(f) for f in verb.files))
-                action = Action(verb.lemma, verb.negated, verb.mood, targets, text)
+                action = Action(verb.lemma, verb.negated, verb.mood, targets, text, number)
                 actions.append(action)
                 last = action
                 if action.grants and not targets and (
@@ -492,4 +519,4 @@ def analyse(words: str) -> Analysis:
                 if f not in seen_files:
                     seen_files.add(f)
                     files.append(f)
-    return Analysis(tuple(actions), unnamed, tuple(files), any_question)
+    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(sentences), tuple(_lines(toks)))

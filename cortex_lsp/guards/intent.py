@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from cortex_lsp.guards.about import prepare, settle
 from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
 from cortex_lsp.guards.cues import Cues, read_cues, urls_in
 from cortex_lsp.guards.grants import WriteGrant, path_key
@@ -161,7 +162,7 @@ def _parse_cached(message: str, selection: str | None) -> Intent:
 def _parse(message: str, selection: str | None) -> Intent:
     words = UserTurn(words=message, selection=selection).own_words
     words = request_text(words)
-    found = analyse(words)
+    found = settle(analyse(prepare(words)), message)
     cues = read_cues(words)
     granting = any(a.grants for a in found.actions)
     kind = "question" if found.any_question and not granting else "instruction"

@@ -73,7 +73,18 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
     if text.isascii():
         return text
-    return _LETTERS.sub(_fold_word, _INVISIBLE.sub("", text))
+    return _LETTERS.sub(_fold_unless_name, _INVISIBLE.sub("", text))
+
+
+def _fold_unless_name(m: re.Match[str]) -> str:
+    """:func:`_fold_word`, except inside a file name ("оut.md" stays as typed: a grant names exactly
+    what the user typed, and a name that mixes scripts is refused later)."""
+    text, start, end = m.string, m.start(), m.end()
+    if end + 1 < len(text) and text[end] in "./\\-" and text[end + 1].isalnum():
+        return m.group(0)
+    if start >= 2 and text[start - 1] in "./\\-_" and text[start - 2].isalnum():
+        return m.group(0)
+    return _fold_word(m)
 
 
 # ------------------------------------------------------------------------------------------------
