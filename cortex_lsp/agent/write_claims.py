@@ -27,10 +27,11 @@ from urllib.parse import unquote, urlparse
 from cortex_lsp.agent.claim_text import fold, prose_and_code
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.grants import WriteGrant
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.ports import EditOutcome
 
 WRITE_TOOL = "write_file"
+_MAKING_VERBS = ("save", "create", "write", "replace", "update", "overwrite", "append")
 
 # Storage verbs: past/perfect forms that claim a file was stored, with or without a file named
 # (English, German, French, Spanish, Italian, Dutch).
@@ -55,9 +56,12 @@ _FILE_NAME = re.compile(r"(?<![\w/.-])((?:~?/)?(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.
 _FILE_WORD = re.compile(r"\b(file|files|disk|disc|folder|directory|workspace|datei|dateien|festplatte|ordner|"
                         r"fichier|fichiers|dossier|archivo|archivos|carpeta|disco|documento|bestand)\b", re.IGNORECASE)
 # Where the model says the text now is: "you can find it in FILE", "FILE now contains …", "is now in FILE".
+# Read only when the user asked for something made (not a question, not only read/explain/search): in the
+# answer to "where is parse defined?", "you can find it in parser.py" claims nothing.
 _LOCATION = re.compile(
-    r"\b(?:find|open|see|check)\s+(?:it|them|this|that|everything|the\s+file|your\s+file)\s+(?:in|at|under)\b|"
-    r"\b(?:is|are)\s+now\s+(?:in|at|available\s+in)\b|\bnow\s+(?:contains?|holds?)\b|\blives?\s+in\b",
+    r"\b(?:find|open)\s+(?:it|them|this|that|everything|the\s+file|your\s+file)\s+(?:in|at|under)\b|"
+    r"\b(?:is|are)\s+now\s+(?:in|at|available\s+in)\b|\bnow\s+(?:contains?|holds?|lives?\s+in)\b|"
+    r"\blives?\s+in\b.*\bfrom\s+now\s+on\b",
     re.IGNORECASE)
 # A file name followed by a check mark: "haiku.md ✅".
 _TICKED = re.compile(r"[`*'\"]*\s*(?:[:\-–—]|->|→)?\s*[✅✔✓☑]")
@@ -212,7 +216,7 @@ def _located(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str
     return None
 
 
-def _false_claim(raw: str, book: WriteLedger) -> list[str] | None:
+def _false_claim(raw: str, book: WriteLedger, locations: bool = True) -> list[str] | None:
     """The file names a sentence falsely claims were written (``[]`` = an unnamed false claim), or None.
 
     The sentence is read folded (:func:`fold`): look-alike letters and invisible characters hide nothing."""
@@ -225,7 +229,9 @@ def _false_claim(raw: str, book: WriteLedger) -> list[str] | None:
         false = _clause_claim(clause, book, names)
         if false is not None:
             found = (found or []) + [n for n in false if n not in (found or [])]
-    return found if found is not None else _located(sentence, names, book)
+    if found is not None or not locations:
+        return found
+    return _located(sentence, names, book)
 
 
 def _sentences(answer: str) -> list[tuple[str, bool]]:
@@ -277,21 +283,22 @@ def with_chosen_ledger(honest: HonestAnswer, book: WriteLedger, chosen: Sequence
 
 
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
-                  roots: Sequence[str] = (), *, grant: WriteGrant | None = None) -> HonestAnswer:
+                  roots: Sequence[str] = (), *, grant: WriteGrant | None = None,
+                  locations: bool = True) -> HonestAnswer:
     """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
     wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
     book = ledger(edits, tool_calls, roots)
     chosen = chosen_names(book, grant)
     if chosen:
         answer = claims_of_chosen(answer, book, chosen)
-    return with_chosen_ledger(_honest(answer, book), book, chosen)
+    return with_chosen_ledger(_honest(answer, book, locations), book, chosen)
 
 
-def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
+def _honest(answer: str, book: WriteLedger, locations: bool) -> HonestAnswer:
     corrected: list[str] = []
     pieces: list[str] = []
     for sentence, checked in _sentences(answer):
-        false = _false_claim(sentence, book) if checked else None
+        false = _false_claim(sentence, book, locations) if checked else None
         if false is None:
             pieces.append(sentence)
             continue
@@ -312,11 +319,22 @@ def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
     return HonestAnswer(text=text, corrected=tuple(corrected), notes=tuple(lines))
 
 
+def made_something(intent: Intent) -> bool:
+    """Whether the user asked for something made (text, a file), so that the answer saying where it is
+    claims a write: not a question, and not only a request to read, explain, search or run."""
+    if intent.kind == "question":
+        return False
+    return intent.wants(*_MAKING_VERBS) or not any(a.grants for a in intent.actions)
+
+
 def honest_for_record(answer: str, record: RunRecord, words: str | None = None) -> str:
     """The kernel's one call: the corrected answer; the ledger lines go into the run's notes.
 
-    ``words`` are the user's own words (their write grant tells whether the agent chose a file's name)."""
-    grant = parse_intent(words).write_grant if words else None
-    honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant)
+    ``words`` are the user's own words (their write grant tells whether the agent chose a file's name;
+    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim)."""
+    intent = parse_intent(words) if words else None
+    grant = intent.write_grant if intent else None
+    honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant,
+                           locations=intent is None or made_something(intent))
     record.notes.extend(n for n in honest.notes if n not in record.notes)
     return honest.text

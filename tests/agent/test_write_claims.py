@@ -228,7 +228,8 @@ NO_WRITE_CLAIMS = [
     # where the text now is
     "You can find it in haiku.md.",
     "You'll find it in poem.md.",
-    "Check it in notes.md.",
+    "Open it in notes.md.",
+    "The poem now lives in poem.md.",
     # German, French, Spanish past forms
     "Ich habe das Gedicht gespeichert.",
     "Das Gedicht wurde in haiku.md gespeichert.",
@@ -277,6 +278,8 @@ NON_CLAIMS = [
     "You could open haiku.md and paste it there.",
     "You can't find it in haiku.md yet.",
     "haiku.md is not in the workspace.",
+    "The parse function lives in parser.py.",
+    "The error is raised in parse(); you can see it in main.py.",
     "The mean of data.csv is 3.",
     "Ich habe nichts gespeichert.",
     "Je n'ai rien enregistr\u00e9.",
@@ -305,6 +308,24 @@ def test_a_look_alike_name_of_the_written_file_is_a_true_claim() -> None:
     written = EditOutcome(uri="file:///ws/haiku.md", kind="create", applied=True)
     answer = "I saved the poem to h\u0430iku.md."             # Cyrillic a in the name
     assert honest_answer(answer, [written], [], ("/ws",)).text == answer
+
+
+@pytest.mark.parametrize(("words", "checked"), [
+    ("Write a haiku about autumn.", True),
+    ("Compose a poem for my notes", True),
+    ("Save a summary to summary.md", True),
+    ("Where is the parse function defined?", False),
+    ("Explain main.py", False),
+    ("Find the parse function", False),
+])
+def test_where_it_is_claims_a_write_only_when_something_was_asked_for(words: str, checked: bool) -> None:
+    answer = "You can find it in parser.py."
+    record = RunRecord(session_id="s")
+    text = honest_for_record(answer, record, words)
+    assert (text != answer) is checked
+    assert ("Written: nothing." in record.notes) is checked
+    assert honest_for_record("I saved it to parser.py.", RunRecord(session_id="s"), words).startswith(
+        "[parser.py was not written"), "a storage claim is a claim whatever was asked"
 
 
 async def test_through_the_server_a_disguised_claim_with_no_write_is_corrected(
