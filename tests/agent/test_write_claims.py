@@ -265,6 +265,7 @@ NON_CLAIMS = [
     "I created a short poem about autumn.",
     "I made a haiku about autumn:",
     "I haven't saved haiku.md.",
+    "I haven\u2019t saved haiku.md.",                # typographic apostrophe
     "Nothing was saved.",
     "No file was written.",
     "I have not written haiku.md.",
