@@ -24,29 +24,52 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
 
+from cortex_lsp.agent.claim_text import fold, prose_and_code
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.grants import WriteGrant
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.ports import EditOutcome
 
 WRITE_TOOL = "write_file"
+_MAKING_VERBS = ("save", "create", "write", "replace", "update", "overwrite", "append")
 
-# Past/perfect forms that assert a write happened (English, German, French, Spanish basics).
-_CLAIM = re.compile(
-    r"\b(saved|wrote|written|created|stored|updated|replaced|overwritten|overwrote|appended|exported|"
-    r"put|placed|added|recorded|gespeichert|geschrieben|erstellt|enregistré|écrit|créé|guardado|"
-    r"guardé|escrito|creado)\b",
-    re.IGNORECASE,
-)
+# Storage verbs: past/perfect forms that claim a file was stored, with or without a file named
+# (English, German, French, Spanish, Italian, Dutch).
+_STORE = (r"saved|stored|persisted|gespeichert|abgespeichert|enregistr[ée]e?s?|sauvegard[ée]e?s?|"
+          r"guardad[oa]s?|guard[ée]|almacenad[oa]s?|salvat[oaie]|opgeslagen|bewaard")
+# Other past forms that claim a write only together with a file name or a word for a file.
+_MAKE = (r"wrote|written|created|updated|replaced|overwritten|overwrote|appended|exported|put|placed|added|"
+         r"recorded|made|generated|committed|geschrieben|erstellt|angelegt|aktualisiert|[ée]crite?s?|"
+         r"cr[ée]{2}e?s?|escrit[oa]s?|cread[oa]s?|cre[ée]|escrib[ií]|actualizad[oa]s?|scritt[oa]|creat[oa]|"
+         r"geschreven|aangemaakt")
+_CLAIM = re.compile(rf"\b(?:(?P<store>{_STORE})|{_MAKE})\b|\bedits?\s+(?:was\s+|were\s+|has\s+been\s+)?applied\b",
+                    re.IGNORECASE)
 # A sentence that says the write did NOT happen, or only might, is not a claim.
 _NOT_A_CLAIM = re.compile(
     r"\b(not|n't|never|unable|failed|fail|declined|rejected|refused|cannot|can't|couldn't|didn't|"
-    r"wasn't|won't|will|would|could|should|can|may|might|shall|if|once|nicht|pas|no|nunca|be|being)\b",
+    r"wasn't|won't|will|would|could|should|can|may|might|shall|if|once|nicht|pas|no|nunca|be|being|"
+    r"nothing|nichts|kein|keine|rien|nada|ningún|ninguna|without|ohne|sans|sin|jamais|niemals)\b",
     re.IGNORECASE,
 )
 _LOOKBACK_WORDS = 4
 _FILE_NAME = re.compile(r"(?<![\w/.-])((?:~?/)?(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
-_FILE_WORD = re.compile(r"\b(file|files|datei|fichier|archivo)\b", re.IGNORECASE)
+_FILE_WORD = re.compile(r"\b(file|files|disk|disc|folder|directory|workspace|datei|dateien|festplatte|ordner|"
+                        r"fichier|fichiers|dossier|archivo|archivos|carpeta|disco|documento|bestand)\b", re.IGNORECASE)
+# Where the model says the text now is: "you can find it in FILE", "FILE now contains …", "is now in FILE".
+# Read only when the user asked for something made (not a question, not only read/explain/search): in the
+# answer to "where is parse defined?", "you can find it in parser.py" claims nothing.
+_LOCATION = re.compile(
+    r"\b(?:find|open)\s+(?:it|them|this|that|everything|the\s+file|your\s+file)\s+(?:in|at|under)\b|"
+    r"\b(?:is|are)\s+now\s+(?:in|at|available\s+in)\b|\bnow\s+(?:contains?|holds?|lives?\s+in)\b|"
+    r"\blives?\s+in\b.*\bfrom\s+now\s+on\b",
+    re.IGNORECASE)
+# A file name followed by a check mark: "haiku.md ✅".
+_TICKED = re.compile(r"[`*'\"]*\s*(?:[:\-–—]|->|→)?\s*[✅✔✓☑]")
+# "you can find it in FILE" is a claim: only a true negation cancels a location.
+_NEGATION = re.compile(r"\b(not|never|cannot|nicht|nie|pas|jamais|no|nunca|nothing|nowhere)\b", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(if|once|after|when|unless|wenn|falls|si|cuando)\b", re.IGNORECASE)
+# Storage that is not a file: the agent's memory, saved time.
+_NOT_A_FILE = re.compile(r"\b(memory|memories|remember|time|gedächtnis|mémoire|memoria)\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|while|whereas|although|aber|mais|pero)\s+", re.IGNORECASE)
 _BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n)")
 
@@ -65,19 +88,14 @@ class WriteLedger:
         return bool(self.written or self.not_written or self.unknown)
 
     def is_unknown(self, name: str) -> bool:
-        wanted = name.strip().lstrip("./")
-        return any(u == wanted or u.endswith("/" + wanted) or PurePosixPath(u).name == PurePosixPath(wanted).name
-                   for u in self.unknown)
+        return any(_same(u, name, whole=False) for u in self.unknown)
 
     def has_written(self, name: str) -> bool:
-        wanted = name.strip().lstrip("./")
-        return any(w == wanted or w.endswith("/" + wanted) or PurePosixPath(w).name == wanted
-                   for w in self.written)
+        return any(_same(w, name, whole=True) for w in self.written)
 
     def why_not(self, name: str) -> str:
-        wanted = name.strip().lstrip("./")
         for path, why in self.not_written:
-            if path == wanted or path.endswith("/" + wanted) or PurePosixPath(path).name == PurePosixPath(wanted).name:
+            if _same(path, name, whole=False):
                 return why
         return "no write of this file happened in this run"
 
@@ -94,6 +112,14 @@ class HonestAnswer:
     text: str
     corrected: tuple[str, ...]  # the claims that were removed
     notes: tuple[str, ...]      # ledger lines for the result's notes (empty when nothing to say)
+
+
+def _same(path: str, name: str, *, whole: bool) -> bool:
+    """Whether ``name`` (as the answer says it) is the file at ``path``; both read folded. ``whole``: a
+    bare file name matches a path only when the name is the whole of what the answer said."""
+    path, wanted = fold(path), fold(name).strip().lstrip("./")
+    base = PurePosixPath(path).name
+    return path == wanted or path.endswith("/" + wanted) or base == (wanted if whole else PurePosixPath(wanted).name)
 
 
 def unknown_line(name: str) -> str:
@@ -151,33 +177,73 @@ def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
     return WriteLedger(written=tuple(written), not_written=tuple(missed), unknown=tuple(unknown))
 
 
-def _clause_claim(clause: str, book: WriteLedger) -> list[str] | None:
-    claims = False
+def _negated(text: str, start: int, words: re.Pattern[str] = _NOT_A_CLAIM) -> bool:
+    before = re.findall(r"[\w']+", text[:start])[-_LOOKBACK_WORDS:]
+    return any(words.fullmatch(w) or w.lower().endswith("n't") for w in before)
+
+
+def _clause_claim(clause: str, book: WriteLedger, sentence_names: Sequence[str]) -> list[str] | None:
+    store = make = False
     for verb in _CLAIM.finditer(clause):
-        before = re.findall(r"[\w']+", clause[: verb.start()])[-_LOOKBACK_WORDS:]
-        if not any(_NOT_A_CLAIM.fullmatch(w) for w in before):
-            claims = True
-    if not claims:
+        if not _negated(clause, verb.start()):
+            if verb.group("store"):
+                store = True
+            else:
+                make = True
+    if not (store or make):
         return None
-    names = [m.group(1) for m in _FILE_NAME.finditer(clause)]
+    names = [m.group(1) for m in _FILE_NAME.finditer(clause)] or list(sentence_names)
     if names:
         false = [n for n in names if not book.has_written(n)]
         return false or None
-    if _FILE_WORD.search(clause) and not book.written:
-        return []
+    if book.written or _NOT_A_FILE.search(clause):
+        return None
+    # nothing was written: a storage verb claims a write by itself, another verb with a word for a file
+    return [] if store or _FILE_WORD.search(clause) else None
+
+
+def _located(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str] | None:
+    """Names an unwritten file as where the text now is ("you can find it in haiku.md", "haiku.md ✅")."""
+    false = [n for n in names if not book.has_written(n)]
+    if not false or _CONDITIONAL.search(sentence):
+        return None
+    for where in _LOCATION.finditer(sentence):
+        if not _negated(sentence, where.start(), _NEGATION):
+            return false
+    for name in _FILE_NAME.finditer(sentence):
+        if _TICKED.match(sentence, name.end()) and not book.has_written(name.group(1)):
+            return false
     return None
 
 
-def _false_claim(sentence: str, book: WriteLedger) -> list[str] | None:
-    """The file names a sentence falsely claims were written (``[]`` = an unnamed false claim), or None."""
+def _false_claim(raw: str, book: WriteLedger, locations: bool = True) -> list[str] | None:
+    """The file names a sentence falsely claims were written (``[]`` = an unnamed false claim), or None.
+
+    The sentence is read folded (:func:`fold`): look-alike letters and invisible characters hide nothing."""
+    sentence = fold(raw)
     if sentence.rstrip().endswith("?"):
         return None
+    names = list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(sentence)))
     found: list[str] | None = None
     for clause in _CLAUSE.split(sentence):
-        false = _clause_claim(clause, book)
+        false = _clause_claim(clause, book, names)
         if false is not None:
             found = (found or []) + [n for n in false if n not in (found or [])]
-    return found
+    if found is not None or not locations:
+        return found
+    return _located(sentence, names, book)
+
+
+def _sentences(answer: str) -> list[tuple[str, bool]]:
+    """``answer`` cut into sentences and the breaks between them, each ``(text, checked)``; text inside a
+    fenced code block and the breaks are never checked."""
+    out: list[tuple[str, bool]] = []
+    for text, code in prose_and_code(answer):
+        if code:
+            out.append((text, False))
+            continue
+        out.extend((piece, not i % 2 and bool(piece.strip())) for i, piece in enumerate(_BREAK.split(text)))
+    return out
 
 
 def chosen_names(book: WriteLedger, grant: WriteGrant | None) -> tuple[str, ...]:
@@ -199,8 +265,8 @@ def claims_of_chosen(answer: str, book: WriteLedger, chosen: Sequence[str]) -> s
     """``answer`` with every claim of a write that names another file than the ``chosen`` ones (the files
     the agent named under an unnamed grant) replaced by the name of the file actually written."""
     pieces: list[str] = []
-    for i, sentence in enumerate(_BREAK.split(answer)):
-        false = None if i % 2 or not sentence.strip() else _false_claim(sentence, book)
+    for sentence, checked in _sentences(answer):
+        false = _false_claim(sentence, book) if checked else None
         lead = sentence[: len(sentence) - len(sentence.lstrip())]
         pieces.append(sentence if false is None else f"{lead}[{chosen_correction(false, chosen)}.]")
     return "".join(pieces)
@@ -217,21 +283,22 @@ def with_chosen_ledger(honest: HonestAnswer, book: WriteLedger, chosen: Sequence
 
 
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
-                  roots: Sequence[str] = (), *, grant: WriteGrant | None = None) -> HonestAnswer:
+                  roots: Sequence[str] = (), *, grant: WriteGrant | None = None,
+                  locations: bool = True) -> HonestAnswer:
     """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
     wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
     book = ledger(edits, tool_calls, roots)
     chosen = chosen_names(book, grant)
     if chosen:
         answer = claims_of_chosen(answer, book, chosen)
-    return with_chosen_ledger(_honest(answer, book), book, chosen)
+    return with_chosen_ledger(_honest(answer, book, locations), book, chosen)
 
 
-def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
+def _honest(answer: str, book: WriteLedger, locations: bool) -> HonestAnswer:
     corrected: list[str] = []
     pieces: list[str] = []
-    for i, sentence in enumerate(_BREAK.split(answer)):
-        false = None if i % 2 or not sentence.strip() else _false_claim(sentence, book)
+    for sentence, checked in _sentences(answer):
+        false = _false_claim(sentence, book, locations) if checked else None
         if false is None:
             pieces.append(sentence)
             continue
@@ -252,11 +319,22 @@ def _honest(answer: str, book: WriteLedger) -> HonestAnswer:
     return HonestAnswer(text=text, corrected=tuple(corrected), notes=tuple(lines))
 
 
+def made_something(intent: Intent) -> bool:
+    """Whether the user asked for something made (text, a file), so that the answer saying where it is
+    claims a write: not a question, and not only a request to read, explain, search or run."""
+    if intent.kind == "question":
+        return False
+    return intent.wants(*_MAKING_VERBS) or not any(a.grants for a in intent.actions)
+
+
 def honest_for_record(answer: str, record: RunRecord, words: str | None = None) -> str:
     """The kernel's one call: the corrected answer; the ledger lines go into the run's notes.
 
-    ``words`` are the user's own words (their write grant tells whether the agent chose a file's name)."""
-    grant = parse_intent(words).write_grant if words else None
-    honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant)
+    ``words`` are the user's own words (their write grant tells whether the agent chose a file's name;
+    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim)."""
+    intent = parse_intent(words) if words else None
+    grant = intent.write_grant if intent else None
+    honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant,
+                           locations=intent is None or made_something(intent))
     record.notes.extend(n for n in honest.notes if n not in record.notes)
     return honest.text
