@@ -94,20 +94,21 @@ def _sentences(words: str) -> list[str]:
     return [s for s in _SENTENCES.split(words) if s.strip()]
 
 
-def _negated(sentence: str, start: int) -> bool:
+def _negated(sentence: str, start: int, end: int | None = None) -> bool:
     """Is the clause starting at ``start`` under a negator earlier in the sentence (and no "but/just"
     between)? "Don't explain, just run it" is not; "Do not, under any circumstances, run it" is."""
     before = sentence[:start]
+    end = start if end is None else end
     negators = list(_NEGATOR.finditer(before))
     if not negators:
         return False
-    return _CONTRAST.search(before[negators[-1].end():]) is None
+    return _CONTRAST.search(sentence[negators[-1].end():end]) is None
 
 
 def _granted(pattern: re.Pattern[str], words: str) -> bool:
     for sentence in _sentences(words):
         for m in pattern.finditer(sentence):
-            if not _negated(sentence, m.start()) and not _NEGATOR.search(m.group(0)):
+            if not _negated(sentence, m.start(), m.end()) and not _NEGATOR.search(m.group(0)):
                 return True
     return False
 
@@ -138,15 +139,22 @@ def _positions(sentence: str) -> list[tuple[int, int, str]]:
 def fetch_urls(words: str) -> tuple[str, ...]:
     """The URLs of ``words`` a granting fetch action has as its object, in order (see the docstring)."""
     out: list[str] = []
+    earlier: list[str] = []  # the URLs of the sentences before: "Here is a link: X. Read it."
     for sentence in _sentences(words):
         urls = _positions(sentence)
-        if not urls or _SAFETY.search(sentence):
+        if _SAFETY.search(sentence):
+            earlier.extend(u[2] for u in urls)
             continue
+        if not urls:
+            if earlier and _reads_it(sentence) and earlier[-1] not in out:
+                out.append(earlier[-1])
+            continue
+        earlier.extend(u[2] for u in urls)
         if _ONLY_URL.fullmatch(sentence.replace(urls[0][2], "", 1)) and len(urls) == 1:
             out.extend(u[2] for u in urls if u[2] not in out)  # the whole request is the address
             continue
         for m in _FETCH.finditer(sentence):
-            if _negated(sentence, m.start()) or _NEGATOR.search(m.group(0)):
+            if _negated(sentence, m.start(), m.end()) or _NEGATOR.search(m.group(0)):
                 continue
             verb_end = m.end()
             after = [u for u in urls if u[0] >= verb_end]
@@ -160,6 +168,16 @@ def fetch_urls(words: str) -> tuple[str, ...]:
             if obj is not None:
                 out.extend(u[2] for u in urls if u[1] <= m.start() and u[2] not in out)
     return tuple(out)
+
+
+def _reads_it(sentence: str) -> bool:
+    """Does a granting fetch action of ``sentence`` have "it"/"this page" as its object?"""
+    for m in _FETCH.finditer(sentence):
+        if _negated(sentence, m.start(), m.end()) or _NEGATOR.search(m.group(0)):
+            continue
+        if _IT.match(sentence, _skip_space(sentence, m.end())):
+            return True
+    return False
 
 
 _ONLY_URL = re.compile(r"\s*(?:please|pls|open|fetch)?\s*[.!?]*\s*(?:please)?\s*[.!?]*\s*", re.IGNORECASE)

@@ -227,7 +227,7 @@ def user_typed_urls(user_turns: Iterable[str]) -> list[str]:
                 found.append(url)
         rest = _SCHEME_URL.sub(" ", turn)
         for match in _BARE_HOST.finditer(rest):
-            host, port, path = match.group(1), match.group(2), match.group(3)
+            host, port = match.group(1), match.group(2)
             label = host.rsplit(".", 1)[-1].lower()
             if label in _FILE_SUFFIXES and not host.lower().startswith("www.") and not port:
                 continue
