@@ -90,8 +90,23 @@ _WEB_VERB = re.compile(
 )
 
 
+#: "what does this note mean?" + a new line: what follows is the note (material), not a request
+_MATERIAL_AHEAD = re.compile(
+    r"\b(?:this|these|the\s+following|the\s+below|below|that)\s+(?:[\w-]+\s+)?"
+    r"(?:note|notes|text|message|messages|e-?mail|mail|passage|paragraph|comment|log|logs|output|document|"
+    r"post|tweet|chat|content|reply|ticket|issue|instructions?|memo|letter)\b[^\n]*\n",
+    re.IGNORECASE,
+)
+
+
+def _own_part(words: str) -> str:
+    """``words`` up to a line that announces material below ("what does this note mean?\n…")."""
+    m = _MATERIAL_AHEAD.search(words)
+    return words[: m.end()] if m else words
+
+
 def _sentences(words: str) -> list[str]:
-    return [s for s in _SENTENCES.split(words) if s.strip()]
+    return [s for s in _SENTENCES.split(_own_part(words)) if s.strip()]
 
 
 def _negated(sentence: str, start: int, end: int | None = None) -> bool:
