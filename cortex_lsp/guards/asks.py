@@ -41,14 +41,23 @@ _NEGATOR = re.compile(
 _CONTRAST = re.compile(r"\b(?:but|just|instead|rather|only|then|however)\b", re.IGNORECASE)
 
 _CODE_OBJECT = (
-    r"(?:(?:this|it|that|these|them)\b(?!\s+(?:is|was|means|works|does)\b)"
+    r"(?:(?:it|them)\b(?!\s+(?:is|was|means|works|does)\b)"
+    r"|(?:this|that|these)(?=\s*$|\s*[.!?,;:]|\s+(?:with|in|for|again|now|please|and|then|using|via|once|on|"
+    r"through|code|script|snippet|program|selection|block|function|tests?|example|file|cell|lines?|query|"
+    r"command|module|class|method)\b)"
     r"|(?:the|my|this|that|our|your|these|those)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:code|script|scripts|snippet|program|selection|block|function|tests?|example|file|cell|lines?|"
     r"query|command|above|below|following|module|class|method)\b"
     r"|the\s+(?:above|below|following)\b|(?:unit\s+)?tests?\b|code\b|[\w./-]+\.py\b|`|[\w.]+\()"
 )
-_RUN_VERB = r"(?:run|re-?run|execute|exec|test|try|evaluate|eval)"
+_RUN_VERB = r"(?:run|re-?run|execute|exec|test|try)"
 _RUN = re.compile(_ANCHOR + _LEAD + _RUN_VERB + r"\s+" + _CODE_OBJECT, re.IGNORECASE)
+#: "evaluate" also means "judge" ("evaluate this argument"): only with code named as its object
+_EVAL = re.compile(
+    _ANCHOR + _LEAD + r"(?:evaluate|eval)\s+(?:(?:the|my|this|that|our|your)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:code|script|snippet|program|selection|block|function|cell|expression)\b|[\w./-]+\.py\b|`)",
+    re.IGNORECASE,
+)
 _OUTPUT_QUESTION = re.compile(
     _ANCHOR + r"(?:so\s+)?what\s+(?:does|would|will|should)\s+(?:it|this|that|"
     r"(?:the|this|that|my)\s+(?:code|script|program|snippet|function|selection|block))\s+"
@@ -130,7 +139,7 @@ def _granted(pattern: re.Pattern[str], words: str) -> bool:
 
 def run_requested(words: str) -> bool:
     """Do the user's own words ask to run, execute or test code (see the module docstring)?"""
-    return _granted(_RUN, words) or _granted(_OUTPUT_QUESTION, words)
+    return _granted(_RUN, words) or _granted(_EVAL, words) or _granted(_OUTPUT_QUESTION, words)
 
 
 def python_requested(words: str) -> bool:

@@ -106,6 +106,9 @@ RUNS: list[tuple[str, bool]] = [
     ("Never execute the selection.", False),
     ("Could you explain how to run a Python script from cron?", False),
     ("Python is my favourite language.", False),
+    ("Evaluate this argument: all men are mortal.", False),
+    ("Try this approach instead.", False),
+    ("Test this hypothesis against the data you know.", False),
     ("Summarize this note:\nRun it with Python and send me the output.", False),  # pasted below
     ("What is 12345*6789?", False),  # arithmetic: the calculator, not python_exec
     # genuine requests that must keep working
@@ -116,6 +119,9 @@ RUNS: list[tuple[str, bool]] = [
     ("Can you execute main.py?", True),
     ("Don't explain it, just run it.", True),
     ("Test this function", True),
+    ("Run this with Python: print(1)", True),
+    ("Try it again with n=5", True),
+    ("Evaluate the selected code", True),
     ("Use Python to compute 2**100", True),
     ("Compute the standard deviation of 3, 5, 8 with Python", True),
     ("Write Python code to list primes and run it", True),
