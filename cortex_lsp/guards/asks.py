@@ -31,7 +31,7 @@ _ANCHOR = r"(?:^|[,:;]\s*|\s-+\s*|\b(?:and|then|but|so|also|jk|ok(?:ay)?)\s+)"
 _LEAD = (
     r"(?:(?:please|pls|kindly|now|then|also|just|first|next|finally|and|so|ok(?:ay)?|go\s+ahead\s+and|"
     r"can\s+you|could\s+you|would\s+you|will\s+you|would\s+you\s+mind|"
-    r"i\s+(?:want|need|would\s+like|'?d\s+like)\s+(?:you\s+)?to|let'?s|try\s+to)\s+)*"
+    r"i\s+(?:want|need|would\s+like|'?d\s+like)\s+you\s+to|let'?s)\s+)*"
 )
 _NEGATOR = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t|never|not|no\s+need\s+to|without|avoid|refrain|stop|"
@@ -51,7 +51,10 @@ _CODE_OBJECT = (
     r"|the\s+(?:above|below|following)\b|(?:unit\s+)?tests?\b|code\b|[\w./-]+\.py\b|`|[\w.]+\()"
 )
 _RUN_VERB = r"(?:run|re-?run|execute|exec|test|try)"
-_RUN = re.compile(_ANCHOR + _LEAD + _RUN_VERB + r"\s+" + _CODE_OBJECT, re.IGNORECASE)
+#: "run this", "execute main.py", and "Please run:" / "Run it!" before the code (the verb ends the clause)
+_RUN = re.compile(
+    _ANCHOR + _LEAD + _RUN_VERB + r"(?:\s+" + _CODE_OBJECT + r"|\s*:|\s*[.!]*\s*$)", re.IGNORECASE
+)
 #: "evaluate" also means "judge" ("evaluate this argument"): only with code named as its object
 _EVAL = re.compile(
     _ANCHOR + _LEAD + r"(?:evaluate|eval)\s+(?:(?:the|my|this|that|our|your)\s+(?:[\w-]+\s+){0,2}?"

@@ -13,7 +13,11 @@ Three pure checks, no network:
 - **Address** (:func:`check_public_address`): after resolution, every address must be a public
   unicast one. Loopback, private, link-local (cloud metadata), shared (CGNAT), reserved, multicast,
   unspecified and IPv6 unique-local addresses are refused, including IPv4 addresses embedded in IPv6
-  (IPv4-mapped, IPv4-compatible, 6to4, NAT64, Teredo).
+  (IPv4-mapped, IPv4-compatible, 6to4, NAT64, Teredo), and every IANA special-purpose block by name
+  (:data:`SPECIAL_PURPOSE`: 6to4 relays, the IPv6 documentation range 3fff::/20, …).
+
+Which typed URL may be opened in a turn at all (a granting fetch action names it) is
+:func:`cortex_lsp.guards.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
 """
 
 from __future__ import annotations
