@@ -338,7 +338,7 @@ def route(
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or cues.tool_word:
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
-    if wanted or intent.files or intent.urls or runs:
+    if wanted or intent.files or cues.fetch or runs:
         ordered = tuple(t for t in available if t in wanted)
         return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
     return Route("direct", reason="no tool intent in the user's words")
