@@ -208,7 +208,7 @@ def _reads_it(sentence: str) -> bool:
 
 
 _ONLY_URL = re.compile(r"\s*(?:please|pls|open|fetch)?\s*[.!?]*\s*(?:please)?\s*[.!?]*\s*", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"[;]|\b(?:and|but|then)\s+(?=[a-z])", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[;]|\b(?:and|but|then)\s+(?=[a-z])(?!https?://|www\.)", re.IGNORECASE)
 
 
 def _next_clause(sentence: str, start: int) -> int:

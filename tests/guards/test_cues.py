@@ -166,6 +166,8 @@ FETCHES: list[tuple[str, tuple[str, ...]]] = [
     ("Summarize this page: https://example.com", ("https://example.com",)),
     ("I got the link https://x.org/a from Ann. Please read it and tell me the gist.", ("https://x.org/a",)),
     ("https://x.org/a", ("https://x.org/a",)),
+    ("Fetch https://a.org and https://b.org", ("https://a.org", "https://b.org")),
+    ("Read https://x.org/a but do not open https://y.org/b", ("https://x.org/a",)),
 ]
 
 
