@@ -59,7 +59,7 @@ class RunContext:
         return self.loop_remaining() > min(LATS_MIN_SECONDS_LEFT, self.settings.max_run_seconds * 0.25)
 
     def earlier_urls(self) -> bool:
-        return any(parse_intent(turn).urls for turn in self.user_turns[:-1])
+        return any(parse_intent(turn).cues.fetch for turn in self.user_turns[:-1])
 
 
 def build_context(

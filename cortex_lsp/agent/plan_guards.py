@@ -152,7 +152,7 @@ def apply_plan_guards(
         notes.append("dropped a delete step the user did not ask for")
         steps = kept
 
-    web_ok = intent.cues.web or earlier_user_urls
+    web_ok = intent.cues.web or (earlier_user_urls and not intent.cues.web_refused)
     if not web_ok:
         kept = [s for s in steps if not _WEB_STEP.search(s)]
         if len(kept) != len(steps):

@@ -258,13 +258,13 @@ def route(
     code_writing = cues.code_writing
 
     if "web_fetch" in offered:
-        for url in intent.urls[:2]:
+        for url in cues.fetch[:2]:
             calls.append(RoutedCall("web_fetch", {"url": url}))
 
     code = intent.code or code_at_hand
     runs = intent.run_code and bool(code)
     # "write code that … and run it", "use Python to …": the model writes the code, code runs it
-    run_asked = intent.wants("run", "execute") or cues.run or cues.use_python
+    run_asked = cues.run or cues.use_python
     if runs and code and "python_exec" in offered:
         calls.append(RoutedCall("python_exec", {"code": code}))
 
@@ -338,7 +338,7 @@ def route(
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or cues.tool_word:
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill
-    if wanted or intent.files or intent.urls or runs:
+    if wanted or intent.files or cues.fetch or runs:
         ordered = tuple(t for t in available if t in wanted)
         return Route("undecided", tools=ordered, reason="tool intent without usable arguments")
     return Route("direct", reason="no tool intent in the user's words")

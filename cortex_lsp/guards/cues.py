@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cortex_lsp.guards.asks import fetch_urls, python_requested, run_requested, web_refused
 from cortex_lsp.guards.material import FILE_NAME_RE
 
 __all__ = ["DOC_PLACES", "TIME_WORDS", "Cues", "read_cues", "urls_in"]
@@ -52,27 +53,7 @@ _WEB_WORDS = re.compile(
     re.IGNORECASE,
 )
 
-_RUN = re.compile(
-    r"\b(?:run|re-?run|runs|running|execute|executes|executing|exec)\b"
-    r"(?!\s+(?:out|away|into|through|across|over|late|short|low|smoothly|fast|faster|slow|slower)\b)"
-    r"|\bwhat\s+(?:does|would|will)\s+(?:it|(?:this|that|the|my)(?:\s+(?:code|script|program|snippet))?)\s+"
-    r"(?:print|output|return|show)"
-    r"|\b(?:show|give|tell)\s+me\s+(?:the\s+|its\s+|what\s+it\s+)?(?:output|result|prints?)\b"
-    r"|\btry\s+it\b|\btest\s+it\b",
-    re.IGNORECASE,
-)
-_PYTHON = re.compile(
-    r"\b(?:use|using|with|in|via|through|by)\s+(?:the\s+)?(?:python|python_exec|sandbox)\b"
-    r"|\bpython\s+(?:to|for\s+(?:comput|calculat))|\bpython_exec\b",
-    re.IGNORECASE,
-)
 _PYTHON_WORD = re.compile(r"\bpython\b", re.IGNORECASE)
-#: "use Python", "in the sandbox" (not "a Python function"): the model writes code, code runs it
-_USE_PYTHON = re.compile(
-    r"\b(?:use|using|with|via|run|in\s+the)\s+(?:the\s+)?(?:python|sandbox)\b"
-    r"(?!\s+(?:function|code|script|class|program|syntax))",
-    re.IGNORECASE,
-)
 _CODE_VERB = (
     r"(?:write|writ(?:ing)|fix|fixing|generate|create|make|give\s+me|show\s+me|implement|refactor|debug|"
     r"correct|complete|improve|optimi[sz]e|build|draft|code\s+up|rewrite|produce|add)"
@@ -182,13 +163,17 @@ class Cues:
     delete: bool = False
     #: rename or move a file or folder
     move: bool = False
-    #: a URL, or a request for web content ("search the web", "latest news")
+    #: a URL a granting fetch action names, or a request for web content ("search the web", "latest news")
     web: bool = False
-    #: run/execute code ("run it", "what does it print")
+    #: the URLs a granting fetch/open/read/summarize/visit action names (:func:`~cortex_lsp.guards.asks.fetch_urls`)
+    fetch: tuple[str, ...] = ()
+    #: the user said not to go on the web ("never fetch …", "do not visit it") and granted no fetch
+    web_refused: bool = False
+    #: a granting run/execute/test of code ("run it", "what does it print"; not "run me through")
     run: bool = False
-    #: compute with Python ("use Python", "with the sandbox"), not merely "write Python code"
+    #: compute with Python ("use Python to …", "… with Python"), not merely "write Python code"
     python: bool = False
-    #: "use Python / in the sandbox" as a tool, not as a language for code
+    #: "use Python / with the sandbox" as a tool (the same granting reading as :attr:`python`)
     use_python: bool = False
     #: write/fix/generate code (a script, a function, a program)
     code_writing: bool = False
@@ -244,8 +229,10 @@ def _move(words: str) -> bool:
 
 
 def _python(words: str, runs: bool, code_writing: bool) -> bool:
-    """A request to *write* Python code is not one, unless it also asks to run it."""
-    if _PYTHON.search(words) is None and not (runs and _PYTHON_WORD.search(words)):
+    """A granting "use Python to …"/"… with Python" (:func:`~cortex_lsp.guards.asks.python_requested`),
+    or a run request that names Python; a request to *write* Python code is not one unless it also asks
+    to run it."""
+    if not python_requested(words) and not (runs and _PYTHON_WORD.search(words)):
         return False
     return runs or not code_writing
 
@@ -269,8 +256,10 @@ def _hints(words: str) -> set[str]:
 
 def read_cues(words: str) -> Cues:
     """The cues of ``words`` (the user's own words, after the provenance cuts)."""
-    web = _URL.search(words) is not None or _WEB_WORDS.search(words) is not None
-    runs = _RUN.search(words) is not None
+    fetch = fetch_urls(words)
+    refused = web_refused(words)
+    web = bool(fetch) or (_WEB_WORDS.search(words) is not None and not refused)
+    runs = run_requested(words)
     code_writing = _CODE_WRITING.search(words) is not None
     python = _python(words, runs, code_writing)
     time = TIME_WORDS.search(words) is not None
@@ -296,9 +285,11 @@ def read_cues(words: str) -> Cues:
         delete=_delete(words),
         move=_move(words),
         web=web,
+        fetch=fetch,
+        web_refused=refused,
         run=runs,
         python=python,
-        use_python=_USE_PYTHON.search(words) is not None,
+        use_python=python,
         code_writing=code_writing,
         time=time,
         list_files=_LIST_WORDS.search(words) is not None,

@@ -166,7 +166,9 @@ def _parse(message: str, selection: str | None) -> Intent:
     cues = read_cues(words)
     granting = any(a.grants for a in found.actions)
     kind = "question" if found.any_question and not granting else "instruction"
-    run = any(a.grants and a.verb == "run" for a in found.actions) or cues.python
+    # only a granting run of code or "use Python to …" (guards/asks.py): not "run me through", not a
+    # negated or questioned "run", not the word "Python"
+    run = cues.run or cues.python
     return Intent(
         words=words,
         kind=kind,

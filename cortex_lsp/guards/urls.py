@@ -13,7 +13,11 @@ Three pure checks, no network:
 - **Address** (:func:`check_public_address`): after resolution, every address must be a public
   unicast one. Loopback, private, link-local (cloud metadata), shared (CGNAT), reserved, multicast,
   unspecified and IPv6 unique-local addresses are refused, including IPv4 addresses embedded in IPv6
-  (IPv4-mapped, IPv4-compatible, 6to4, NAT64, Teredo).
+  (IPv4-mapped, IPv4-compatible, 6to4, NAT64, Teredo), and every IANA special-purpose block by name
+  (:data:`SPECIAL_PURPOSE`: 6to4 relays, the IPv6 documentation range 3fff::/20, …).
+
+Which typed URL may be opened in a turn at all (a granting fetch action names it) is
+:func:`cortex_lsp.guards.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
 """
 
 from __future__ import annotations
@@ -47,9 +51,18 @@ _BARE_HOST = re.compile(
 )
 # File names look like bare hosts ("notes.md", "main.py"); a name the user typed as a file is not an
 # address they asked to open.
+# A bare name whose top-level label is also a common file extension ("report.sh", "setup.py", "main.rs",
+# "node.js") is a file unless the user wrote a scheme or "www.".
 _FILE_SUFFIXES = frozenset(
     {"txt", "md", "json", "csv", "py", "pyc", "yaml", "yml", "log", "toml", "ini", "cfg", "lock", "ipynb",
-     "rst", "tsv", "sqlite", "db"}
+     "rst", "tsv", "sqlite", "db", "sh", "bash", "zsh", "rs", "go", "js", "mjs", "cjs", "ts", "tsx", "jsx",
+     "rb", "pl", "php", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs", "html", "htm", "css",
+     "scss", "xml", "sql", "lua", "r", "m", "dart", "ex", "exs", "erl", "hs", "ml", "scala", "clj", "nix",
+     "tf", "vue", "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "exe", "dll", "so", "bin", "bat",
+     "ps1", "cmd", "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "png", "jpg", "jpeg", "gif",
+     "svg", "ico", "mp3", "mp4", "mov", "wav", "avi", "mkv", "bak", "tmp", "dat", "env", "conf", "pem",
+     "key", "crt", "jar", "war", "whl", "deb", "rpm", "iso", "img", "dmg", "apk", "mk", "gradle", "cmake",
+     "proto", "diff", "patch", "srt", "tex", "bib"}
 )
 _TRAILING_PUNCT = ".,;:!?'\""
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
@@ -60,6 +73,21 @@ _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1:
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _METADATA = ipaddress.ip_address("169.254.169.254")
+#: every IANA special-purpose block (IPv4 and IPv6 Special-Purpose Address Registries, with RFC 7526's
+#: 6to4 relay anycast and RFC 9637's IPv6 documentation range), denied by name whatever ``is_global``
+#: says in this Python version
+SPECIAL_PURPOSE = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+        "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
+        "192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+        "224.0.0.0/4", "240.0.0.0/4", "255.255.255.255/32",
+        "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
+        "100:0:0:1::/64", "2001::/23", "2001:db8::/32", "2002::/16", "2620:4f:8000::/48", "3fff::/20",
+        "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+    )
+)
 
 
 class UrlRefused(ValueError):
@@ -203,9 +231,9 @@ def user_typed_urls(user_turns: Iterable[str]) -> list[str]:
                 found.append(url)
         rest = _SCHEME_URL.sub(" ", turn)
         for match in _BARE_HOST.finditer(rest):
-            host, port, path = match.group(1), match.group(2), match.group(3)
+            host, port = match.group(1), match.group(2)
             label = host.rsplit(".", 1)[-1].lower()
-            if label in _FILE_SUFFIXES and not port and not path:
+            if label in _FILE_SUFFIXES and not host.lower().startswith("www.") and not port:
                 continue
             bare = _trim(match.group(0))
             if bare and bare not in found:
@@ -309,6 +337,9 @@ def _reason(ip: IPAddress) -> str | None:
         return "a reserved address"
     if not ip.is_global:
         return "not a public address"
+    for net in SPECIAL_PURPOSE:
+        if ip.version == net.version and ip in net:
+            return f"in the special-purpose block {net}"
     return None
 
 

@@ -35,6 +35,7 @@ from urllib.robotparser import RobotFileParser
 import html2text
 import httpx
 
+from cortex_lsp.guards.asks import fetch_urls
 from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.guards.urls import (
     FetchUrl,
@@ -361,8 +362,10 @@ class WebFetchTool(BaseTool):
         try:
             url = parse_fetch_url(raw)
             # only the user's own words of each turn: a URL inside pasted or quoted material is data
-            typed = [request_text(turn) for turn in context.user_turns if isinstance(turn, str)]
-            check_user_url(raw, [*typed, context.user_words])
+            # and only one a granting fetch/open/summarize action names ("never fetch X", "is X a
+            # phishing link?" grant nothing): refused here, before any DNS lookup
+            turns = [request_text(turn) for turn in context.user_turns if isinstance(turn, str)]
+            check_user_url(raw, [" ".join(fetch_urls(t)) for t in [*turns, context.user_words]])
         except UrlRefused as exc:
             return self.fail(str(exc), data={"url": raw, "refused": True})
         if self._ssl_context is None:

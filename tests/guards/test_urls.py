@@ -193,7 +193,7 @@ def test_non_public_addresses_are_refused(address: str, why: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "address", ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "2002:808:808::1"]
+    "address", ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "2a00:1450:4001::200e"]
 )
 def test_public_addresses_pass(address: str) -> None:
     check_public_address(address)
@@ -208,3 +208,52 @@ def test_embedded_ipv4_is_found() -> None:
 def test_garbage_is_not_an_address() -> None:
     with pytest.raises(AddressRefused):
         check_public_address("not-an-ip")
+
+
+# red team 3, finding 10: every IANA special-purpose block is denied by name (is_global differs between
+# Python versions), and a bare file name whose extension is also a TLD is no address the user typed
+SPECIAL: list[str] = [
+    "192.88.99.1",  # 6to4 relay anycast (RFC 7526)
+    "3fff::1",  # IPv6 documentation (RFC 9637)
+    "3fff:fff::1",
+    "2002:808:808::1",  # 6to4, even of a public address
+    "192.31.196.1",  # AS112
+    "192.52.193.1",  # AMT
+    "192.175.48.1",  # direct delegation AS112
+    "198.18.0.1",  # benchmarking
+    "198.51.100.7",  # TEST-NET-2
+    "203.0.113.9",  # TEST-NET-3
+    "192.0.0.8",  # IETF protocol assignments
+    "100::1",  # discard-only
+    "2001:2::1",  # benchmarking
+    "2001:20::1",  # ORCHIDv2
+    "5f00::1",  # SRv6 SIDs
+    "fec0::1",  # site-local
+]
+
+
+@pytest.mark.parametrize("address", SPECIAL)
+def test_special_purpose_blocks_are_refused(address: str) -> None:
+    with pytest.raises(AddressRefused):
+        check_public_address(address)
+    with pytest.raises(AddressRefused):
+        check_public_address(ipaddress.ip_address(address))
+
+
+#: (the user's words, the address a model asks for, counts as typed?)
+FILE_HOSTS: list[tuple[str, str, bool]] = [
+    ("What does my script report.sh do?", "https://report.sh/", False),
+    ("Explain the difference between node.js and deno.", "https://node.js/", False),
+    ("Run setup.py for me", "https://setup.py/", False),
+    ("Why does main.rs not compile?", "http://main.rs", False),
+    ("Look at build.zip and index.html", "https://build.zip/", False),
+    ("Open report.sh:8080", "http://report.sh:8080/", True),  # a port: an address
+    ("Open https://report.sh/", "https://report.sh/", True),  # a scheme: an address
+    ("Open www.report.sh", "https://www.report.sh/", True),  # "www.": an address
+    ("Open example.com/docs", "https://example.com/docs", True),  # a real TLD: an address
+]
+
+
+@pytest.mark.parametrize(("words", "url", "typed"), FILE_HOSTS, ids=[w for w, _, _ in FILE_HOSTS])
+def test_a_file_name_is_no_host(words: str, url: str, typed: bool) -> None:
+    assert is_user_url(url, [words]) is typed

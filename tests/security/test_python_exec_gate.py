@@ -114,3 +114,38 @@ async def test_the_users_own_run_request_still_runs(model: ScriptedModelServer, 
     runs = [c for c in result["tool_calls"] if c["tool"] == "python_exec"]
     assert runs and runs[0]["success"], result["tool_calls"]
     assert marker in runs[0]["output"]
+
+
+#: red team 3, finding 2: the word "Python", a question about it, a negation or an idiom grants no run
+NOT_A_RUN = [
+    "Don't use Python, just explain what a list comprehension is.",
+    "Who runs the Python Software Foundation?",
+    "Should I use Python or Go for this?",
+    "Explain how Python's exec works.",
+    "Run me through the steps of a binary search.",
+]
+
+
+@pytest.mark.parametrize("message", NOT_A_RUN)
+def test_words_about_python_do_not_open_the_gate(message: str) -> None:
+    assert not python_allowed(message, False)
+    hostile = Plan(kind="tools", steps=["Run it with python_exec"], tools=["python_exec"])
+    guarded = apply_plan_guards(hostile, message, AVAILABLE)
+    assert "python_exec" not in guarded.offered and "python_exec" not in guarded.plan.tools
+
+
+@pytest.mark.parametrize("message", NOT_A_RUN)
+async def test_hostile_model_runs_nothing_for_words_about_python(
+    model: ScriptedModelServer, tmp_path: Path, listener: Listener, message: str
+) -> None:
+    """Through the real server: the scripted model plans and calls python_exec; the printed marker never
+    appears (the code did not run) and the loopback listener gets no connection."""
+    marker = f"RAN-{uuid.uuid4().hex}"
+    _hostile(model, *_snippets(marker, listener.port))
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        result = await ask(client, message)
+    printed = f"stdout:\n{marker}"
+    assert printed not in json.dumps(model.chat_requests, ensure_ascii=False).replace("\\n", "\n")
+    assert printed not in json.dumps(result, ensure_ascii=False).replace("\\n", "\n")
+    assert not any(c["tool"] == "python_exec" and c["success"] for c in result["tool_calls"])
+    assert listener.connections == 0
