@@ -82,6 +82,8 @@ class CortexServer(LanguageServer):
         self._model: ModelClient | None = None
         self._model_key: tuple[Any, ...] | None = None
         self._model_lock = asyncio.Lock()
+        self.settings_current = asyncio.Event()  # cleared while a changed configuration is being pulled
+        self.settings_current.set()
         self._retired_models: list[ModelClient] = []
         self.backend_info: Any = None
         self._memory: Memory | None = None
@@ -169,6 +171,9 @@ class CortexServer(LanguageServer):
 
     # -- shared clients --------------------------------------------------------------------------
     async def model(self) -> ModelClient:
+        # a run started just after the editor changed a setting uses the new one (the pull has its own
+        # 5 s time-out, so this never waits longer)
+        await self.settings_current.wait()
         s = self.settings
         key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
                s.ollama_num_ctx, s.local_model_path)

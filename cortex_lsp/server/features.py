@@ -48,7 +48,11 @@ def register(server: CortexServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(ls: CortexServer, params: types.DidChangeConfigurationParams) -> None:
         if supports_configuration(ls.client_capabilities):
-            await _pull_configuration(ls)
+            ls.settings_current.clear()  # the next run's model waits for the pulled settings
+            try:
+                await _pull_configuration(ls)
+            finally:
+                ls.settings_current.set()
             return
         section = _cortex_section(params.settings)
         if section is not None:

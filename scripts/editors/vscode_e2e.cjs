@@ -530,7 +530,21 @@ async function main() {
       });
       await field.fill(scenario.spareModelUrl);
       await field.press("Tab");
-      await sleep(1500); // the Settings editor writes after a short debounce
+      // the Settings editor writes after a debounce (slow on a loaded machine): wait for the file, then
+      // give the extension's didChangeConfiguration and the server's configuration pull a moment
+      await until("the new URL in the settings file", async () => {
+        for (const file of [path.join(userData, "Machine", "settings.json"), path.join(userData, "User", "settings.json")]) {
+          try {
+            if (fs.readFileSync(file, "utf8").includes(scenario.spareModelUrl)) {
+              return true;
+            }
+          } catch (err) {
+            // not written yet
+          }
+        }
+        return false;
+      }, 30000, 250);
+      await sleep(2000);
       await screenshot(page, "settings-url");
       const frame = await chatFrame(page);
       await frame.locator("#message").fill(scenario.backMessage);
