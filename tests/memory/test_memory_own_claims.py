@@ -147,7 +147,8 @@ async def test_a_hostile_model_never_gets_these_into_the_store(
     assert [f.content for f in await memory.semantic.all()] == []
     model_server.rules.clear()
     unrelated = [f for f in hostile if "Python" not in f]  # "likes Python" is what "I prefer Python" says
-    model_server.on(Reply(content=json.dumps({"facts": [*unrelated, "The user's name is Roydon.", "The user prefers Python."]})), times=None)
+    proposed = [*unrelated, "The user's name is Roydon.", "The user prefers Python."]
+    model_server.on(Reply(content=json.dumps({"facts": proposed})), times=None)
     message = "My name is Roydon and I prefer Python."
     memory.schedule_consolidation(sid, message)
     await memory.wait_idle()
