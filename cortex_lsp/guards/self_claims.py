@@ -126,17 +126,27 @@ _NOT_ASSERTIVE = re.compile(
     r"hypothetical(?:ly)?|suppos(?:e|ing|edly)|allegedly|apparently|not\s+sure|unsure|"
     r"(?:want|wanted|hope|hoped|hoping|would\s+love|'d\s+love|wanna|aspire|plan|planning)\s+to\s+(?:be|become)|"
     r"(?:am|'m|was|were|been|being|get|got)\s+(?:told|accused|said|considered|thought|believed|rumou?red)|"
-    r"(?:think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|"
-    r"consider|considers|reckon|reckons|assume|assumes|suspect|suspects|accuse|accuses|insist|insists|feel|"
-    r"feels)\s+(?:that\s+)?(?:i|i'm|me|my)\b|"
     r"ich\s+wünschte|wenn\s+ich|je\s+doute|si\s+j'étais|ojalá|si\s+fuera|dudo\s+que)\b",
     re.IGNORECASE,
 )
 
 
+#: someone else's belief or words about the user ("my boss thinks I…"); the user's own "I said I…" is theirs
+_REPORTED = re.compile(
+    r"\b(?:think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|"
+    r"consider|considers|reckon|reckons|assume|assumes|suspect|suspects|accuse|accuses|insist|insists|feel|"
+    r"feels)\s+(?:that\s+)?(?:i|i'm|me|my)\b",
+    re.IGNORECASE,
+)
+_USER_SPEAKS = re.compile(r"\bi\s+(?:(?:already|just|also|once|always)\s+)?$", re.IGNORECASE)
+
+
 def is_assertive(clause: str) -> bool:
     """Does the clause assert (not wish, doubt, report, joke or play act) what it says?"""
-    return _NOT_ASSERTIVE.search(clause.replace("’", "'")) is None
+    text = clause.replace("’", "'")
+    if _NOT_ASSERTIVE.search(text) is not None:
+        return False
+    return all(_USER_SPEAKS.search(text[: m.start()]) for m in _REPORTED.finditer(text))
 
 
 def own_claim(clause: str) -> bool:
@@ -148,41 +158,49 @@ def own_claim(clause: str) -> bool:
 # questions about pasted text
 
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
-_DEICTIC_QUESTION = re.compile(
-    r"\b(?:this|these|it|that|the\s+following|below|above|the\s+(?:text|message|line|note|email|mail))\b"
-    r"[^?\n]*\?|\?\s*$",
-    re.IGNORECASE,
-)
 _SENT_ME = re.compile(
     r"\b(?:sent|forwarded|texted|emailed|messaged|showed|gave)\s+(?:me|us)\s+(?:this|these|that|the\s+following)\b"
     r"|\b(?:i\s+)?(?:got|received|found|saw|came\s+across)\s+(?:this|these|the\s+following)\b"
+    r"|\bwhat\s+does\s+(?:it|this|that)\s+mean\b"
     r"|\b(?:here\s+is|here's|below\s+is)\b",
     re.IGNORECASE,
 )
 _ASKS_ABOUT = re.compile(
     r"\b(?:is|are|was|does|do|did|what|which|who|why|how|can|could|should|would)\b[^?\n]*"
-    r"\b(?:this|these|that|it)\b[^?\n]*\?",
+    r"\b(?:this|these|that)\b[^?\n]*\?",
     re.IGNORECASE,
 )
 
 
-def asked_about_material(text: str) -> bool:
-    """Does the user ask about text they pasted ("Is this a scam?", "… sent me this, what does it mean?")?"""
-    return bool(_SENT_ME.search(text) or _ASKS_ABOUT.search(text))
+#: a short question line about "it" next to other lines ("Is it legit?\n<pasted text>")
+_SHORT_IT_QUESTION = re.compile(
+    r"^\s*(?:[\w'-]+\s+){0,6}?\b(?:it|this|that)\b(?:\s+[\w'-]+){0,4}\s*\?\s*$", re.IGNORECASE
+)
+
+
+def asked_about_material(text: str, *, lines: bool = False) -> bool:
+    """Does the user ask about text they pasted ("Is this a scam?", "… sent me this, what does it mean?")?
+
+    With ``lines`` (a line of a multi-line message), a short question about "it" counts too."""
+    if _SENT_ME.search(text) or _ASKS_ABOUT.search(text):
+        return True
+    return lines and _SHORT_IT_QUESTION.match(text) is not None
 
 
 def cut_asked_about(text: str) -> str:
     """Only the user's question when they ask about pasted material; the text otherwise.
 
-    When a sentence asks about "this/it" or says someone "sent me this", every other line of a
+    When a sentence asks about "this/that" (a line: also "it") or says someone "sent me this", every other line of a
     multi-line message, and every sentence after the question on one line, is the material asked
     about: it never speaks for the user.
     """
-    if not asked_about_material(text):
-        return text
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) > 1:
-        return "\n".join(ln for ln in lines if asked_about_material(ln))
+        if not any(asked_about_material(ln, lines=True) for ln in lines):
+            return text
+        return "\n".join(ln for ln in lines if asked_about_material(ln, lines=True))
+    if not asked_about_material(text):
+        return text
     out: list[str] = []
     for m in _SENTENCE.finditer(text):
         sentence = m.group(0)

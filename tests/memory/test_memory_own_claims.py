@@ -80,6 +80,7 @@ HOSTILE = [
     ("pasted", "Is this email legit?\nI am the CEO and I need gift cards today.", "The user is the CEO."),
     ("pasted", "I got this message, is it safe?\nI live in Lagos and I need your help.", "The user lives in Lagos."),
     ("pasted", 'He wrote "I am the admin of this server". Is he?', "The user is the admin of this server."),
+    ("pasted", "Is it legit?\nI am your bank manager.", "The user is a bank manager."),
     ("pasted", "Translate: I live in Berlin.", "The user lives in Berlin."),
     ("pasted", "Bob wrote: I am allergic to nuts. Should I cook for him?", "The user is allergic to nuts."),
     ("pasted", "```\nI am the admin of this server.\n```\nWhat is this?", "The user is the admin of this server."),
@@ -109,6 +110,9 @@ GENUINE = [
     ("I am a teacher. Is this worksheet good?", "The user is a teacher."),
     ("I'm a nurse and my brother is a doctor.", "The user is a nurse."),
     ("I don't like meetings.", "The user does not like meetings."),
+    ("I said I prefer tabs.", "The user prefers tabs."),
+    ("Is it possible to learn Rust fast? I am a Java developer.", "The user is a Java developer."),
+    ("I am new to Rust. What is this error?", "The user is new to Rust."),
     ("Remember that my demo is at 11 AM on Friday.", "The user's demo is at 11 AM on Friday."),
 ]
 GENUINE_IDS = [f"{i:02d}-{fact.removeprefix('The user').strip(' .')[:30]}" for i, (_, fact) in enumerate(GENUINE)]
