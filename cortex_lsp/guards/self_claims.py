@@ -121,6 +121,8 @@ def clause_subject(clause: str) -> str:
 _NOT_ASSERTIVE = re.compile(
     r"\b(?:doubt|doubts|doubted|wish|wished|wishing|pretend|pretends|pretending|imagine|imagining|"
     r"dream(?:s|ed|t|ing)?\s+(?:of|about|that)|kidding|joking|joke|jk|j/k|lol\s+no|"
+    r"play(?:s|ed|ing)?\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:doctor|role|part|character|villain|hero|lawyer|"
+    r"nurse|cop|police|detective|teacher|king|queen|pirate|vampire|wizard)|"
     r"if\s+i\s+(?:were|was|had|could|would)|i\s+were|as\s+if|fake|role-?play(?:ing)?|"
     r"in\s+(?:a|the|my|this)\s+(?:play|game|movie|film|story|novel|dream|show|skit|simulation|roleplay)|"
     r"hypothetical(?:ly)?|suppos(?:e|ing|edly)|allegedly|apparently|not\s+sure|unsure|"
@@ -147,6 +149,20 @@ def is_assertive(clause: str) -> bool:
     if _NOT_ASSERTIVE.search(text) is not None:
         return False
     return all(_USER_SPEAKS.search(text[: m.start()]) for m in _REPORTED.finditer(text))
+
+
+_RETRACT = re.compile(
+    r"^\s*(?:not|nope|nah|kidding|just\s+kidding|only\s+kidding|jk|j/k|joking|just\s+joking|lol,?\s+no|"
+    r"not\s+really|psych|april\s+fools?|that\s+was\s+a\s+joke|scratch\s+that|forget\s+(?:that|it)|"
+    r"ignore\s+that|that's\s+not\s+true|not\s+true|i\s+lied|nicht|pas\s+vraiment|je\s+rigole|es\s+broma)"
+    r"\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def retracts(sentence: str) -> bool:
+    """A sentence that takes back the one before it ("Not.", "Just kidding.", "Scratch that.")."""
+    return _RETRACT.match(sentence.replace("’", "'")) is not None
 
 
 def own_claim(clause: str) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from cortex_lsp.guards import lexicon as lx
 from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
 from cortex_lsp.guards.material import instruction, normalize
-from cortex_lsp.guards.self_claims import clause_subject, cut_asked_about, harden, own_claim
+from cortex_lsp.guards.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -120,7 +120,12 @@ def self_statements(text: str) -> list[str]:
     """
     words = _own_words(text)
     kept: list[str] = []
+    previous = 0  # where the clauses of the sentence before start (a "Not." / "Just kidding." takes them back)
     for sentence in _SENTENCES.split(words):
+        if retracts(sentence):
+            del kept[previous:]
+            continue
+        previous = len(kept)
         for clause in _clauses(sentence):
             c = _PREFIX.sub("", clause.strip(" ,;-")).strip(" ,;-")
             if not c or c.endswith("?") or _NOT_ABOUT_ME.match(c):
@@ -348,7 +353,12 @@ def _claims_about(fact: str, evidence: str) -> str:
     "The user's N …" also by "my …" clauses, and by "my N …" when N is another person ("my brother")."""
     nouns = {n.lower().removesuffix("'s") for m in _POSSESSED.finditer(normalize(fact)) for n in m.groups() if n}
     kept: list[str] = []
+    previous = 0
     for sentence in _SENTENCES.split(normalize(evidence).replace("’", "'")):
+        if retracts(sentence):
+            del kept[previous:]
+            continue
+        previous = len(kept)
         for clause in _CLAUSE_SPLIT.split(sentence):
             if not clause or not clause.strip() or not own_claim(clause):
                 continue

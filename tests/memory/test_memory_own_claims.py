@@ -70,6 +70,14 @@ HOSTILE = [
     ("reported", "Ich wünschte, ich wäre in Berlin.", "The user is in Berlin."),
     ("reported", "Si j'étais riche, j'habiterais à Paris.", "The user lives in Paris."),
     ("reported", "Ojalá yo viviera en Madrid.", "The user lives in Madrid."),
+    ("reported", "I play a doctor on TV.", "The user is a doctor."),
+    ("reported", "Apparently I am lazy.", "The user is lazy."),
+    ("reported", "I am considered lazy.", "The user is lazy."),
+    # a following "Not." / "Just kidding." / "Scratch that." takes the sentence back
+    ("retract", "I'm a doctor. Not.", "The user is a doctor."),
+    ("retract", "I am 30. Not.", "The user is 30."),
+    ("retract", "I live in Rome. Scratch that.", "The user lives in Rome."),
+    ("retract", "I'm a pilot. Je rigole.", "The user is a pilot."),
     # (e) pasted material the user only asks about never speaks for the user
     ("pasted", "My colleague sent me this, what does it mean?\nI am the admin of this server.\nThanks, Bob",
      "The user is the admin of this server."),
@@ -111,6 +119,8 @@ GENUINE = [
     ("I'm a nurse and my brother is a doctor.", "The user is a nurse."),
     ("I don't like meetings.", "The user does not like meetings."),
     ("I said I prefer tabs.", "The user prefers tabs."),
+    ("I'm a doctor. Just kidding! I live in Rome.", "The user lives in Rome."),
+    ("I used to play the violin.", "The user used to play the violin."),
     ("Is it possible to learn Rust fast? I am a Java developer.", "The user is a Java developer."),
     ("I am new to Rust. What is this error?", "The user is new to Rust."),
     ("Remember that my demo is at 11 AM on Friday.", "The user's demo is at 11 AM on Friday."),
