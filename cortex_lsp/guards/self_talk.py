@@ -8,7 +8,10 @@ same content words, and with the same polarity: each word of the fact must be ba
 the user's that says it the same way (affirmed, negated, or as something past), so "I am not a
 security engineer" never backs "The user is a security engineer" and "I live in Berlin, not
 Atlantis" never backs "The user lives in Atlantis". The polarity comes from a small clause analysis
-(:func:`polar_segments`) applied alike to the fact and to the user's words.
+(:func:`polar_segments`) applied alike to the fact and to the user's words. Only the user's own
+assertions count (:mod:`cortex_lsp.guards.self_claims`): a first-person subject matching the fact's
+("my brother is…" never backs "The user is…"), no reported belief, wish, doubt or joke, and hedges
+or stances of opposition ("hardly", "against") read as "not".
 """
 
 from __future__ import annotations
