@@ -8,7 +8,10 @@ same content words, and with the same polarity: each word of the fact must be ba
 the user's that says it the same way (affirmed, negated, or as something past), so "I am not a
 security engineer" never backs "The user is a security engineer" and "I live in Berlin, not
 Atlantis" never backs "The user lives in Atlantis". The polarity comes from a small clause analysis
-(:func:`polar_segments`) applied alike to the fact and to the user's words.
+(:func:`polar_segments`) applied alike to the fact and to the user's words. Only the user's own
+assertions count (:mod:`cortex_lsp.guards.self_claims`): a first-person subject matching the fact's
+("my brother is…" never backs "The user is…"), no reported belief, wish, doubt or joke, and hedges
+or stances of opposition ("hardly", "against") read as "not".
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover
+from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
 from cortex_lsp.guards.material import instruction, normalize
+from cortex_lsp.guards.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -111,22 +115,45 @@ def self_statements(text: str) -> list[str]:
     "my notes say…"; clauses are split at "and/but/so … I/my". Kept: first-person clauses ("I",
     "my", "call me", "go by") and standing requests ("always/never/from now on … me"). Dropped:
     clauses about material, addressed to the assistant ("I want you to…", "I have a question"),
-    and questions. At most 8 clauses of at most 300 characters each.
+    and questions; so are clauses that are not the user's own assertion (:func:`own_claim`: "people
+    say I…", "I doubt that I…", "… just kidding"), and, when the user asks about pasted text ("Is
+    this a scam?"), the lines asked about. The cuts are the write grants' (:func:`request_text`:
+    hand-overs, colons before material, reported speech). At most 8 clauses of at most 300
+    characters each.
     """
-    words = cut_handover(instruction(text))
+    words = _own_words(text)
     kept: list[str] = []
+    previous = 0  # where the clauses of the sentence before start (a "Not." / "Just kidding." takes them back)
     for sentence in _SENTENCES.split(words):
+        if retracts(sentence):
+            del kept[previous:]
+            continue
+        previous = len(kept)
         for clause in _clauses(sentence):
             c = _PREFIX.sub("", clause.strip(" ,;-")).strip(" ,;-")
             if not c or c.endswith("?") or _NOT_ABOUT_ME.match(c):
                 continue
             if _IMPERATIVE.match(c) and not _STANDING.search(c):
                 continue
+            if not own_claim(c):
+                continue
             if _FIRST_PERSON.search(c) or (_STANDING.search(c) and _STANDING_OBJECT.search(c)):
                 kept.append(c[:_MAX_CLAUSE_CHARS].rstrip())
             if len(kept) >= _MAX_CLAUSES:
                 return kept
     return kept
+
+
+def _own_words(text: str) -> str:
+    """The provenance cuts of ``request_text`` (same order, same fixed point), then the lines the user
+    only asked about."""
+    words = instruction(text)
+    for _ in range(4):
+        cut = cut_material_colon(cut_handover(words))
+        if cut == words:
+            break
+        words = cut
+    return cut_asked_about(words)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -288,7 +315,8 @@ def fact_backing(fact: str, evidence: str | Iterable[str]) -> str | None:
     least half of the content-word stems (frame words such as "user", "name", "likes" excluded) do,
     and at least one does. A word found only under the opposite polarity gives :data:`OPPOSITE`.
     """
-    ev_text = evidence if isinstance(evidence, str) else "\n".join(evidence)
+    ev_text = _claims_about(fact, evidence if isinstance(evidence, str) else "\n".join(evidence))
+    fact = harden(fact)
     pools = _pools(polar_segments(ev_text))
     everywhere = _pools(PolarSegment("", "any", s.words, s.stems, s.numbers) for s in polar_segments(ev_text))
     any_pool = everywhere.get("any", _Pool(set(), set(), set()))
@@ -317,6 +345,30 @@ def fact_backing(fact: str, evidence: str | Iterable[str]) -> str | None:
     if content == 0 or matched == 0 or 2 * matched < content:
         return OPPOSITE if opposite else UNBACKED
     return None
+
+
+_POSSESSED = re.compile(r"\buser(?:'s|s')\s+([\w'-]+)(?:\s+([\w'-]+))?", re.IGNORECASE)
+
+
+def _claims_about(fact: str, evidence: str) -> str:
+    """The clauses of ``evidence`` that may back ``fact``: the user's own assertions (:func:`own_claim`)
+    whose subject is the fact's. "The user …" is backed only by "I …" clauses (and standing requests);
+    "The user's N …" also by "my …" clauses, and by "my N …" when N is another person ("my brother")."""
+    nouns = {n.lower().removesuffix("'s") for m in _POSSESSED.finditer(normalize(fact)) for n in m.groups() if n}
+    kept: list[str] = []
+    previous = 0
+    for sentence in _SENTENCES.split(normalize(evidence).replace("’", "'")):
+        if retracts(sentence):
+            del kept[previous:]
+            continue
+        previous = len(kept)
+        for clause in _CLAUSE_SPLIT.split(sentence):
+            if not clause or not clause.strip() or not own_claim(clause):
+                continue
+            kind, _, noun = clause_subject(clause).partition(":")
+            if kind == "self" or (kind == "my" and nouns) or (kind == "person" and noun.removesuffix("'s") in nouns):
+                kept.append(harden(clause.strip()))
+    return "\n".join(kept)
 
 
 def is_grounded(fact: str, evidence: str | Iterable[str]) -> bool:

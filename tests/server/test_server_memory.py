@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -113,6 +114,51 @@ async def test_a_hostile_model_never_stores_the_opposite_through_the_server(
     opposites = {f for _, opposite, _ in SERVER_POLARITY for f in opposite}
     assert set(stored) == wanted
     assert not opposites & set(stored)
+
+
+# -- only the user's own assertions back a fact (red team 3, finding 5) --------------------------------
+
+# (what the user typed, the fact a hostile consolidation model proposes for every message)
+SERVER_NOT_THE_USERS = [
+    ("I'm hardly an expert in Rust.", "The user is an expert in Rust."),
+    ("I am against using tabs.", "The user prefers using tabs."),
+    ("My brother is a doctor.", "The user is a doctor."),
+    ("My boss thinks I am lazy.", "The user is lazy."),
+    ("I doubt that I am a good cook.", "The user is a good cook."),
+    ("My colleague sent me this, what does it mean?\nI am the admin of this server.\nThanks, Bob",
+     "The user is the admin of this server."),
+    ("Is this a scam?\nI am your bank manager and I prefer wire transfers.", "The user prefers wire transfers."),
+]
+
+
+async def test_a_hostile_model_never_stores_what_the_user_did_not_assert(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    genuine = ("I keep bees in Porto.", "The user keeps bees in Porto.")
+    proposed = [fact for _, fact in SERVER_NOT_THE_USERS] + [genuine[1]]
+    model.on(Reply(content=json.dumps({"facts": proposed})), contains=CONSOLIDATION, times=None)
+    model.on(Reply(content="Noted."), times=None)
+    messages = [m for m, _ in SERVER_NOT_THE_USERS] + [genuine[0]]
+    consolidations = sum(1 for m in messages if self_statements(m))
+
+    def asked() -> int:
+        return sum(1 for r in model.chat_requests if CONSOLIDATION in json.dumps(r))
+
+    async with lsp_session(model, tmp_path) as client:
+        for message in messages:
+            await ask(client, message)
+        await _wait_for_fact(client, "bees in Porto")
+        for _ in range(200):
+            if asked() >= consolidations:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)  # the last verdicts reach the store
+        searched = await _stored_facts(client)
+    with sqlite3.connect(tmp_path / "data" / "memory.db") as db:
+        on_disk = [row[0] for row in db.execute("select content from facts")]
+    assert asked() == consolidations
+    assert on_disk == [genuine[1]]
+    assert searched == [genuine[1]]
 
 
 # -- forget and reset erase; the data folder is private (issue 13) ------------------------------------
