@@ -238,7 +238,7 @@ def _dispatch(protocol: JsonRPCProtocol, framer: Framer, frame: Frame) -> None:
         resynced = framer.resync_from(frame.body)
         log.error("malformed frame: the body is not JSON (%s)%s", exc.__class__.__name__,
                   "; resynchronised on a header inside it" if resynced else "")
-        _answer_error(protocol, None, JsonRpcParseError())
+        _answer_error(protocol, None if resynced else _shallow_id(frame.body), JsonRpcParseError())
         return
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
         log.error("malformed frame: not a JSON-RPC 2.0 object")

@@ -22,6 +22,8 @@ from tests.lsp_harness import server_env
 
 DEPTHS = (300, 1200, 100_000)
 OPENERS = ("[", "{")
+# numbers no position can hold: each answers an error with the request's id, and the server goes on
+HOSTILE_NUMBERS = [("huge_int", "9" * 6000), ("overflow_float", "1e999"), ("negative", "-5")]
 
 
 def _nested(depth: int, opener: str) -> str:
@@ -86,6 +88,18 @@ async def test_real_server_survives_deep_frames(tmp_path: Path) -> None:
                     assert "result" in reply, (depth, opener, as_request, reply)
                     answers.append(reply)
                     assert proc.returncode is None
+        for name, value in HOSTILE_NUMBERS:
+            n += 1
+            body = ('{"jsonrpc":"2.0","id":' + str(n) + ',"method":"textDocument/codeAction","params":{"textDocument":'
+                    '{"uri":"untitled:x"},"range":{"start":{"line":' + value + ',"character":0},'
+                    '"end":{"line":0,"character":0}},"context":{"diagnostics":[]}}}').encode()
+            await server.send(_raw(body))
+            error = await server.response(n, within=30)
+            assert error.get("error", {}).get("code") in (-32700, -32600, -32602), (name, error)
+            n += 1
+            await server.send(_frame({"jsonrpc": "2.0", "id": n, "method": "workspace/executeCommand",
+                                      "params": {"command": "cortex.session.new", "arguments": []}}))
+            assert "result" in await server.response(n, within=30), name
         await server.send(_frame({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}))
         await server.response("bye")
         await server.send(_frame({"jsonrpc": "2.0", "method": "exit"}))
