@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from cortex_lsp.guards.grants import sink_refusal
 from cortex_lsp.guards.paths import PathRefused, check_write, resolve_in_roots
+from cortex_lsp.guards.root_choice import root_refusal
 from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
 from cortex_lsp.server.capabilities import (
     supports_apply_edit,
@@ -53,7 +54,8 @@ class LspEditSink:
         uri = request.path.as_uri()
         exists = request.path.exists() or self._open_text(uri) is not None
         kind: EditKind = "replace" if exists else "create"
-        refused = sink_refusal(request.grant, request.path, self.server.roots, exists=exists)
+        refused = (sink_refusal(request.grant, request.path, self.server.roots, exists=exists)
+                   or root_refusal(request.path, self.server.roots))  # several folders: which one the name means
         if refused is not None:  # the user's own words must have asked for exactly this file
             return EditOutcome(uri=uri, kind=kind, applied=False, reason=refused)
         caps = self.server.client_capabilities

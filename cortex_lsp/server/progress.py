@@ -103,6 +103,10 @@ class RunStream:
             self._begin(self.token)
         elif supports_work_done_progress(self.server.client_capabilities):
             token = f"cortex-{self.run_id}-{uuid.uuid4().hex[:6]}"
+            # Bound to the run before the create request goes out: a cancel with this token at any moment
+            # after the client has seen it (even before begin) stops the run.
+            self._created_token = token
+            self.server.runs.bind_token(token, self.run_id)
             # Never wait for the reply (a client may answer late or not at all): the run goes on.
             reply = self.server.protocol.send_request(
                 types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token))
@@ -138,6 +142,7 @@ class RunStream:
         self.end(self._summary or "Stopped")
 
     _summary = ""
+    _created_token: types.ProgressToken | None = None
 
     def set_summary(self, text: str) -> None:
         self._summary = text
@@ -200,6 +205,8 @@ class RunStream:
     def end(self, message: str) -> None:
         self.flush()
         self._ended = True
+        if self._created_token is not None:
+            self.server.runs.unbind_token(self._created_token)
         if self.token is not None and self._began:
             self._began = False
             try:

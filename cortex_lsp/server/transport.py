@@ -13,6 +13,10 @@ code action waited tens of ms) and which desynchronises for good on a frame with
   sent) is abandoned after a quiet second if a new frame header is waiting inside it.
 - A request whose JSON is valid but whose params do not fit answers an error with its id, so the client
   is never left waiting; the server then answers the next valid request.
+- Nothing one frame holds ends the server: a body nested deeper than :data:`MAX_DEPTH` is refused before
+  ``json.loads`` (so no recursion happens; answered ``ParseError`` with its id when one can be found), and
+  any exception while decoding or structuring a frame (``RecursionError``, ``MemoryError``, a converter
+  error deep in params) is answered like a malformed frame and logged.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter
 
 if TYPE_CHECKING:
@@ -47,6 +51,11 @@ _MARKER = re.compile(rb"content-(?:length|type)\s*:", re.IGNORECASE)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"^([A-Za-z0-9_-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _KEEP_TAIL = 32  # bytes kept when no header marker is found (a marker may be split across reads)
+MAX_DEPTH = 256  # JSON nesting deeper than this is refused unread (LSP messages nest a dozen levels)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_ID_VALUE = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")')
 
 
 @dataclass(frozen=True)
@@ -167,15 +176,69 @@ class Framer:
         return True
 
 
+def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True when ``body`` nests arrays/objects deeper than ``limit`` (or its brackets do not balance).
+
+    Never recurses: strings are cut out, then innermost ``[]``/``{}`` pairs are removed one level a pass
+    (C-speed regex passes, at most ``limit``); anything left after that is too deep. A body with no more
+    than ``limit`` brackets in all is answered at once.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    rest = _NOT_BRACKET.sub(b"", _STRING.sub(b"", body))
+    for _ in range(limit):
+        if not rest:
+            return False
+        shorter = _EMPTY_PAIR.sub(b"", rest)
+        if shorter == rest:
+            return True  # unbalanced: not JSON, and json.loads could recurse on its open brackets
+        rest = shorter
+    return bool(rest)
+
+
+def _shallow_id(body: bytes) -> int | str | None:
+    """The id of a frame that will not be parsed: a top-level ``"id"`` key, found without recursion."""
+    for count, match in enumerate(_ID_VALUE.finditer(body)):
+        if count >= 8:
+            break
+        prefix = _STRING.sub(b"", body[: match.start()])
+        if b'"' in prefix:  # inside a string
+            continue
+        depth = prefix.count(b"[") + prefix.count(b"{") - prefix.count(b"]") - prefix.count(b"}")
+        if depth == 1:
+            value = match.group(1)
+            return value[1:-1].decode("utf-8", "replace") if value.startswith(b'"') else int(value)
+    return None
+
+
 def dispatch(protocol: JsonRPCProtocol, framer: Framer, frame: Frame) -> None:
-    """Hand one frame to the protocol; a body that is not a message is logged (and answered if it has an id)."""
+    """Hand one frame to the protocol; a body that is not a message is logged (and answered if it has an id).
+
+    Nothing raised while decoding, structuring or handling one frame escapes: the server keeps serving.
+    """
+    try:
+        _dispatch(protocol, framer, frame)
+    except Exception as exc:  # RecursionError, MemoryError (an Exception subclass), anything unforeseen
+        log.error("malformed frame: could not read it (%s)", exc.__class__.__name__)
+        try:
+            _answer_error(protocol, _shallow_id(frame.body), JsonRpcParseError())
+        except Exception:
+            log.exception("could not answer a malformed frame")
+
+
+def _dispatch(protocol: JsonRPCProtocol, framer: Framer, frame: Frame) -> None:
+    if too_deep(frame.body):
+        msg_id = _shallow_id(frame.body)
+        log.error("malformed frame: nested deeper than %d levels (%d bytes); not read", MAX_DEPTH, len(frame.body))
+        _answer_error(protocol, msg_id, JsonRpcParseError(f"The message nests deeper than {MAX_DEPTH} levels."))
+        return
     try:
         raw = json.loads(frame.body)
-    except ValueError as exc:  # not JSON, or not UTF-8
+    except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, not UTF-8, or beyond what it can hold
         resynced = framer.resync_from(frame.body)
         log.error("malformed frame: the body is not JSON (%s)%s", exc.__class__.__name__,
                   "; resynchronised on a header inside it" if resynced else "")
-        _answer_error(protocol, None, JsonRpcParseError())
+        _answer_error(protocol, None if resynced else _shallow_id(frame.body), JsonRpcParseError())
         return
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
         log.error("malformed frame: not a JSON-RPC 2.0 object")
@@ -184,7 +247,9 @@ def dispatch(protocol: JsonRPCProtocol, framer: Framer, frame: Frame) -> None:
         return
     try:
         message = protocol.structure_message(raw)
-    except JsonRpcException as exc:
+    except Exception as exc:  # a JsonRpcException, or a converter error deep in params (RecursionError, …)
+        if not isinstance(exc, JsonRpcException):
+            exc = JsonRpcInvalidParams(f"{exc.__class__.__name__} while reading the params")
         msg_id = raw.get("id")
         log.error("malformed %s: %s", raw.get("method", "message"), exc)
         if "method" in raw and isinstance(msg_id, int | str):

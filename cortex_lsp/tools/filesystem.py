@@ -24,6 +24,7 @@ from cortex_lsp.guards.paths import (
     read_text_file,
     resolve_in_roots,
 )
+from cortex_lsp.guards.root_choice import root_refusal
 from cortex_lsp.ports import EditRequest
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 
@@ -320,7 +321,7 @@ class WriteFileTool(BaseTool):
         except PathRefused as exc:
             return self.fail(str(exc))
         exists = target.path.exists() or context.workspace.read_text(target.path) is not None
-        refused = grant.check(target.relative, exists=exists)
+        refused = grant.check(target.relative, exists=exists) or root_refusal(target.path, context.workspace.roots)
         if refused is not None:
             return self.fail(refused)
         if context.edits is None:
