@@ -80,6 +80,7 @@ ASKED_ABOUT = [
 
 #: red team 3, p03/p04 (finding 4) and variants in the four languages
 NO_GRANT = [
+    "Create out.md with the text hi and do not save it",  # a write verb after the negation: the request's
     "Speichere es keinesfalls in out.md.",
     "Make sure out.md is never created.",
     "Please don't forget not to save to out.md",
@@ -136,6 +137,10 @@ NO_GRANT = [
 STILL_GRANTS: list[tuple[str, set[str], set[str]]] = [
     ("Write a Python function that adds two numbers and save it to add.py", {"add.py"}, set()),
     ("Write the steps to steps.md", {"steps.md"}, set()),
+    # a negation inside the text to write is the text's, not the request's
+    ("Create a file named declined.txt with the text this should not exist.", {"declined.txt"}, set()),
+    ("Create a file named sign.txt with the text do not disturb.", {"sign.txt"}, set()),
+    ("Write a poem about never giving up to poem.md", {"poem.md"}, set()),
     ("Write a short poem about the sea to a new file poem.md", {"poem.md"}, set()),
     ("Write the instructions to the file setup.md", {"setup.md"}, set()),
     ("Save the list of things that do not work to bugs.md", {"bugs.md"}, set()),
