@@ -546,7 +546,12 @@ async function main() {
       }, 30000, 250);
       await sleep(2000);
       await screenshot(page, "settings-url");
+      // close the Settings editor so that nothing typed next can land in its URL field
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+W");
+      await sleep(500);
       const frame = await chatFrame(page);
+      await frame.locator("#message").click();
       await frame.locator("#message").fill(scenario.backMessage);
       await frame.locator("#message").press("Enter");
       await until("the answer from the new model server", async () => (await framesText(page)).includes(scenario.backAnswer), 60000, 500);
