@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Coroutine
 from pathlib import Path
@@ -64,6 +66,8 @@ def _serve(args: argparse.Namespace) -> int:
     from cortex_lsp.server.logs import setup_logging
 
     private_umask()  # everything the server creates (memory, indexes) is the user's alone: 0700/0600
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints every thread's stack to the server's stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
     server = build_server()
     try:

@@ -10,7 +10,9 @@ like an editor that saves, or declines) and records ``cortex/event`` notificatio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -138,10 +140,34 @@ async def lsp_session(
     try:
         yield client
     finally:
-        try:
-            await asyncio.wait_for(client.shutdown_session(), timeout=15)
-        except Exception:
-            await client.stop()
+        await close_session(client)
+
+
+#: shutdown (bounded at 10 s by the server) + exit (the server's exit watchdog: 10 s), with room for load
+EXIT_WAIT_SECONDS = 40.0
+
+
+async def close_session(client: LanguageClient, wait: float = EXIT_WAIT_SECONDS) -> None:
+    """``shutdown`` then ``exit``; a server still running ``wait`` seconds later is killed and the test
+    fails (a server that outlives its editor is a bug; waiting on it would hang the suite instead)."""
+    try:
+        await asyncio.wait_for(client.shutdown_session(), timeout=wait)
+    except Exception:
+        pass
+    proc: asyncio.subprocess.Process | None = getattr(client, "_server", None)
+    hung = proc is not None and proc.returncode is None
+    if proc is not None and hung:
+        with contextlib.suppress(TimeoutError):  # e.g. shutdown answered an error: exit may still be on its way
+            await asyncio.wait_for(proc.wait(), timeout=5)
+        hung = proc.returncode is None
+        if hung:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGUSR1)  # the server prints its threads' stacks (cli.py): to the
+                await asyncio.sleep(1)  # test's captured stderr, through pytest-lsp's forwarder
+                proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.stop(), timeout=10)
+    assert not hung, f"the server was still running {wait:g} s after shutdown/exit: killed"
 
 
 def _plain(value: Any) -> Any:

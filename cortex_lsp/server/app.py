@@ -241,8 +241,9 @@ class CortexServer(LanguageServer):
                     await closer()
                 except Exception:
                     pass
-        if self._memory is not None:
-            await self._memory.aclose()
+        async with self._memory_lock:  # a store the warm-up is still opening is closed once it is open
+            if self._memory is not None:
+                await self._memory.aclose()
         if self._model is not None:
             await self._model.aclose()
         from cortex_lsp.server.settings_reload import close_retired

@@ -16,6 +16,7 @@ from cortex_lsp.server.code_actions import code_actions
 from cortex_lsp.server.documents import open_document
 
 log = logging.getLogger("cortex.features")
+SHUTDOWN_SECONDS = 10.0  # closing the services (runs, sandbox, memory, model) at shutdown takes at most this
 
 
 def _cortex_section(value: Any) -> dict[str, Any] | None:
@@ -86,7 +87,10 @@ def register(server: CortexServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: CortexServer, *args: Any) -> None:
         _snapshot_request_table(ls)
-        await ls.aclose()
+        try:  # the editor waits for this answer before ``exit``: never longer than SHUTDOWN_SECONDS
+            await asyncio.wait_for(ls.aclose(), SHUTDOWN_SECONDS)
+        except TimeoutError:
+            log.warning("shutdown: closing the services took over %g s; answering anyway", SHUTDOWN_SECONDS)
 
 
 class _SnapshotTable(dict[Any, Any]):

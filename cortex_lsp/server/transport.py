@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import logging
 import os
@@ -47,6 +48,7 @@ MAX_BODY_BYTES = 64 * 1024 * 1024  # a frame larger than this is refused (the ed
 MAX_HEADER_BYTES = 8 * 1024  # a header block larger than this is garbage
 READ_CHUNK = 256 * 1024
 STALL_SECONDS = 1.0  # a body this quiet, with a frame header inside it, was cut short
+EXIT_GRACE_SECONDS = 10.0  # the process ends at most this long after the connection (stuck threads or not)
 _MARKER = re.compile(rb"content-(?:length|type)\s*:", re.IGNORECASE)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"^([A-Za-z0-9_-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
@@ -348,12 +350,47 @@ def _handle(protocol: JsonRPCProtocol, framer: Framer, item: Frame | FrameError)
         dispatch(protocol, framer, item)
 
 
-def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """The body of ``start_io``: our reader, pygls' writer and shutdown."""
+def _arm_exit_watchdog(server: JsonRPCServer, grace: float) -> threading.Timer:
+    """Once the connection is over, the process ends within ``grace`` seconds whatever else is running.
+
+    After ``exit`` (or stdin closing) ``asyncio.run`` waits for every worker thread of the default
+    executor, and the interpreter for every non-daemon thread, with no time limit: one call stuck in a
+    thread (a blocking read, a lock) would keep the server alive after the editor let go of it. The
+    timer is a daemon thread: when the normal exit finishes first, it dies with the process."""
+
+    def force_exit() -> None:
+        stuck = [t.name for t in threading.enumerate() if t is not threading.current_thread() and t.is_alive()]
+        log.warning("the server did not stop within %g s of the end of the connection (threads still "
+                    "running: %s); exiting now", grace, ", ".join(stuck) or "none")
+        for handler in logging.getLogger().handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(0 if getattr(server.protocol, "_shutdown", False) else 1)
+
+    timer = threading.Timer(grace, force_exit)
+    timer.name = "cortex-exit-watchdog"
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+                *, exit_grace: float = EXIT_GRACE_SECONDS) -> None:
+    """The body of ``start_io``: our reader, pygls' writer and shutdown; the process ends at most
+    ``exit_grace`` seconds after the connection does (:func:`_arm_exit_watchdog`)."""
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+    async def serve() -> None:
+        try:
+            await run(server, stdin or sys.stdin.buffer, stop)
+        finally:  # stdin closed, or cancelled by asyncio.run's clean-up after ``exit``'s SystemExit
+            _arm_exit_watchdog(server, exit_grace)
+
     try:
-        asyncio.run(run(server, stdin or sys.stdin.buffer, stop))
+        asyncio.run(serve())
     except BrokenPipeError:
         log.error("Connection to the client is lost! Shutting down the server.")
     except (KeyboardInterrupt, SystemExit):
