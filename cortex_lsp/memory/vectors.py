@@ -6,6 +6,12 @@ record in its log table and HNSW files, so the collection is rebuilt without it 
 copied into a fresh collection of the same name) and Chroma's files are scrubbed
 (:func:`~cortex_lsp.memory.erase.scrub_chroma_files`). All Chroma calls of one store go through one
 lock, so a scrub never runs beside a query.
+
+A small collection (facts, tool sequences: at most :data:`EXACT_MAX` vectors) is searched exactly, over
+all its vectors, not through Chroma's HNSW graph: the graph is approximate, and after a rebuild it was
+seen to leave a fact unreachable, so the one fact that answered a question was never recalled (the
+query's true nearest neighbour at similarity 0.58 missed for three at 0.38). The vectors are read from
+Chroma once and kept until this index writes (or another process changes the count).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from cortex_lsp.memory.erase import scrub_chroma_files
 #: records per Chroma upsert/delete call: each call has a fixed cost, so a rebuild (forget) of 10k vectors in
 #: batches of 5,000 took 1.6–3.0 s against 2.8–4.2 s in batches of 1,000; never above the client's own limit
 BATCH = 5000
+#: a small collection up to this many vectors is searched exactly (10k × 768 float32 = 30 MB, ~5 ms a query)
+EXACT_MAX = 10_000
 T = TypeVar("T")
 
 
@@ -54,6 +62,8 @@ class VectorIndex:
         #: a small collection (facts, tasks) gets the denser HNSW graph (chroma.SMALL_HNSW)
         self.small = small
         self.collection: Any = open_collection(client, name, small=small)
+        #: (ids, unit vectors) of a small collection for the exact search; None until read or after a write
+        self._exact: tuple[list[str], Any] | None = None
         try:
             self.batch = max(1, min(BATCH, int(client.get_max_batch_size())))
         except Exception:  # a client without the call (or a server that does not answer it): the old size
@@ -66,6 +76,7 @@ class VectorIndex:
             await asyncio.to_thread(self._upsert, ids, vectors, metadatas)
 
     def _upsert(self, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]] | None) -> None:
+        self._exact = None
         for start in range(0, len(ids), self.batch):
             end = start + self.batch
             if metadatas is None:
@@ -106,11 +117,33 @@ class VectorIndex:
         """:meth:`query` in the calling thread: only inside :meth:`in_thread` (or under :attr:`lock`)."""
         if n <= 0:
             return []
+        if self.small and where is None:
+            exact = self._exact_vectors()
+            if exact is not None:
+                return _nearest_exact(exact, vector, n)
         res = self.collection.query(query_embeddings=[vector], n_results=n, where=where, include=["distances"])
         if not res["ids"] or not res["ids"][0]:
             return []
         dists = (res.get("distances") or [[]])[0] or []
         return [(i, max(0.0, 1.0 - float(d))) for i, d in zip(res["ids"][0], dists, strict=False)]
+
+    def _exact_vectors(self) -> tuple[list[str], Any] | None:
+        """All vectors of a small collection, normalised (None above :data:`EXACT_MAX`: HNSW then)."""
+        count = int(self.collection.count())
+        if count > EXACT_MAX:
+            self._exact = None
+            return None
+        if self._exact is None or len(self._exact[0]) != count:  # another process may have added some
+            import numpy as np  # with Chroma: never before the first search
+
+            found = self.collection.get(include=["embeddings"])
+            ids = list(found["ids"])
+            embeddings = found.get("embeddings")
+            matrix = np.asarray(embeddings if embeddings is not None and len(ids) else np.zeros((0, 1)),
+                                dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(ids) else np.ones((0, 1))
+            self._exact = (ids, matrix / np.where(norms == 0, 1.0, norms))
+        return self._exact
 
     async def in_thread(self, work: Callable[[], T]) -> T:
         """Run ``work`` in one worker thread while holding the Chroma lock: for a caller that mixes
@@ -131,6 +164,7 @@ class VectorIndex:
         if not ids:
             return
         async with self.lock:
+            self._exact = None
             for start in range(0, len(ids), self.batch):
                 await asyncio.to_thread(self.collection.delete, ids=list(ids[start : start + self.batch]))
 
@@ -180,8 +214,28 @@ class VectorIndex:
                 keep_ids.append(rid)
                 keep_vecs.append([float(x) for x in embeddings[i]])
                 keep_meta.append(dict(metas[i] or {}))
+        self._exact = None
         self.client.delete_collection(self.name)
         self.collection = open_collection(self.client, self.name, small=self.small)
         self._upsert(keep_ids, keep_vecs, keep_meta if self.metadata else None)
         if self.chroma_dir is not None:
             scrub_chroma_files(self.chroma_dir)
+
+
+def _nearest_exact(exact: tuple[list[str], Any], vector: list[float], n: int) -> list[tuple[str, float]]:
+    """``(id, cosine similarity)`` of the ``n`` nearest by a scan of every vector, best first (ties by id
+    order, as stored)."""
+    import numpy as np
+
+    ids, unit = exact
+    if not ids:
+        return []
+    query = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    if unit.shape[1] != query.shape[0] or norm == 0.0:
+        return []
+    sims = unit @ (query / norm)
+    k = min(n, len(ids))
+    top = np.argpartition(-sims, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+    top = top[np.lexsort((top, -sims[top]))]
+    return [(ids[i], max(0.0, float(sims[i]))) for i in top]
