@@ -15,4 +15,4 @@ if [ -d vscode-extension/node_modules ]; then
   (cd vscode-extension && npm run ci)
 fi
 echo "== pytest" >&2
-exec .venv/bin/python -m pytest -rs "$@"
+exec .venv/bin/python -m pytest -rs --durations=15 "$@"
