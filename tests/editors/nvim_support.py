@@ -1,7 +1,10 @@
-"""Finding the Neovim binaries and running the headless driver (``nvim_driver.lua``) on a scenario.
+"""Finding the Neovim binaries, running a probe script in them, and running the headless driver
+(``nvim_driver.lua``) on a scenario.
 
-Used by the editor tests and by ``scripts/editors/nvim_latency.py``; the driver writes what it saw
-(progress, events, results, edits, code-action latencies) as JSON, which :func:`run_driver` returns.
+Used by the editor tests and by ``scripts/editors/nvim_latency.py``. A probe (:func:`run_probe`) is a
+short Lua (or Vim) script run in ``nvim --headless -u NONE`` with the plugin on the runtimepath; it
+writes what it saw to ``$PROBE_OUT``, whose text :func:`run_probe` returns. The driver writes what it
+saw (progress, events, results, edits, code-action latencies) as JSON, which :func:`run_driver` returns.
 """
 
 from __future__ import annotations
@@ -66,6 +69,31 @@ def find_nvims() -> dict[str, Nvim]:
 def server_command() -> list[str]:
     exe = Path(sys.executable).parent / "cortex-lsp"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "cortex_lsp"]
+
+
+def read_out(out: Path, proc: subprocess.CompletedProcess[str]) -> str:
+    """The text a probe wrote to ``out``; fails the test with Neovim's stderr and stdout when it wrote none."""
+    assert out.exists(), proc.stderr + proc.stdout
+    return out.read_text(encoding="utf-8")
+
+
+def run_probe(nvim: str, probe: str, tmp_path: Path, *, env: dict[str, str] | None = None,
+              out_name: str = "out.json", plugin: Path = PLUGIN, suffix: str = ".lua",
+              timeout_s: float = 60) -> str:
+    """Write ``probe`` to ``tmp_path/probe.lua`` (``suffix=".vim"``: a Vim script), run it in
+    ``nvim --headless -u NONE -i NONE`` with ``plugin`` first on the runtimepath, quit, and return what
+    it wrote to ``$PROBE_OUT`` (``tmp_path/out_name``). The environment is ``HOME=tmp_path``, a minimal
+    ``PATH``, ``PROBE_OUT`` and ``PROBE_DIR`` (``tmp_path``), plus ``env``."""
+    script = tmp_path / f"probe{suffix}"
+    script.write_text(probe, encoding="utf-8")
+    out = tmp_path / out_name
+    run = f"luafile {script}" if suffix == ".lua" else f"source {script}"
+    full_env = {"PROBE_OUT": str(out), "PROBE_DIR": str(tmp_path), "HOME": str(tmp_path),
+                "PATH": "/usr/bin:/bin", **(env or {})}
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={plugin}", "-c", run, "-c", "qa!"],
+        env=full_env, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    return read_out(out, proc)
 
 
 def run_driver(nvim: str, scenario: dict[str, Any], env: dict[str, str], work: Path,

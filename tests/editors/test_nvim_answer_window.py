@@ -5,12 +5,11 @@ streams in, closes with q/<Esc>, and two runs don't fight over it."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.editors.nvim_support import PLUGIN, find_nvims
+from tests.editors.nvim_support import find_nvims, run_probe
 
 pytestmark = [pytest.mark.editor]
 
@@ -64,16 +63,7 @@ def test_answer_window(label: str, tmp_path: Path) -> None:
     nvim = NVIMS[label]
     if nvim.path is None:
         pytest.skip(nvim.why_missing)
-    probe = tmp_path / "probe.lua"
-    probe.write_text(PROBE)
-    out = tmp_path / "out.json"
-    proc = subprocess.run(
-        [nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
-         "-c", f"luafile {probe}", "-c", "qa!"],
-        env={"PROBE_OUT": str(out), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert out.exists(), proc.stderr + proc.stdout
-    seen = json.loads(out.read_text())
+    seen = json.loads(run_probe(nvim.path, PROBE, tmp_path))
     assert seen["col"] >= 80, seen            # a side float: the left of the editor (the code) stays visible
     assert seen["width"] <= 80, seen
     assert seen["focused"] is False           # it does not steal focus
@@ -110,14 +100,7 @@ def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
     nvim = NVIMS[label]
     if nvim.path is None:
         pytest.skip(nvim.why_missing)
-    probe = tmp_path / "probe.lua"
-    probe.write_text(FAILED_PROBE)
-    out = tmp_path / "out.txt"
-    subprocess.run([nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
-                    "-c", f"luafile {probe}", "-c", "qa!"],
-                   env={"PROBE_OUT": str(out), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    text = out.read_text()
+    text = run_probe(nvim.path, FAILED_PROBE, tmp_path, out_name="out.txt")
     assert "Error: The Ollama server is not answering." in text
     assert "model unavailable" in text and "model_unavailable" not in text
     assert "partial" not in text

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.editors.nvim_support import PLUGIN, find_nvims
+from tests.editors.nvim_support import PLUGIN, find_nvims, run_probe
 
 pytestmark = [pytest.mark.editor]
 
@@ -27,8 +26,7 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
     workspace.mkdir()
     (workspace / "stats.py").write_text("print(1)\n")
     out = tmp_path / "health.txt"
-    script = tmp_path / "probe.vim"
-    script.write_text("\n".join([
+    script = "\n".join([
         f"helptags {plugin}/doc",
         "lua require('cortex').setup{ autostart = false, cmd = { '/nonexistent/cortex-lsp' }, keymaps = true }",
         f"call writefile([maparg('<leader>ce', 'n'), maparg('<leader>cq', 'n')], '{out}.keys')",
@@ -39,11 +37,8 @@ def test_checkhealth_and_help(label: str, tmp_path: Path) -> None:
         "help cortex-review",
         f"call writefile([expand('%:t'), getline('.')], '{out}.help')",
         "qa!",
-    ]))
-    subprocess.run([nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={plugin}",
-                    "-S", str(script)], env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    report = out.read_text()
+    ])
+    report = run_probe(nvim.path, script, tmp_path, out_name=out.name, plugin=plugin, suffix=".vim")
     assert "cortex" in report and "server not found: /nonexistent/cortex-lsp" in report, report
     # the root of the file the user was editing (not of the report's own buffer)
     assert f"workspace root for stats.py: {workspace}" in report, report

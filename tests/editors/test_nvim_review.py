@@ -6,12 +6,11 @@ its own loop; and the Ex commands that quit are recognised (the 0.7 loop answers
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.editors.nvim_support import PLUGIN, find_nvims
+from tests.editors.nvim_support import find_nvims, run_probe
 
 pytestmark = [pytest.mark.editor]
 
@@ -68,16 +67,7 @@ def test_withdrawal_closes_that_review(label: str, tmp_path: Path) -> None:
     nvim = NVIMS[label]
     if nvim.path is None:
         pytest.skip(nvim.why_missing)
-    probe = tmp_path / "probe.lua"
-    probe.write_text(PROBE)
-    out = tmp_path / "out.json"
-    proc = subprocess.run(
-        [nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
-         "-c", f"luafile {probe}", "-c", "qa!"],
-        env={"PROBE_OUT": str(out), "PROBE_DIR": str(tmp_path), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert out.exists(), proc.stderr + proc.stdout
-    seen = json.loads(out.read_text())
+    seen = json.loads(run_probe(nvim.path, PROBE, tmp_path))
     assert seen["waiting"] is True and seen["tabs_open"] == 2, seen
     assert seen["closed_other"] == 0 and seen["closed_other_client"] == 0 and seen["open_after_others"] == 1
     assert seen["closed_own"] == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors.nvim_support import PLUGIN, find_nvims
+from tests.editors.nvim_support import PLUGIN, find_nvims, run_probe
 
 pytestmark = [pytest.mark.editor]
 
@@ -47,17 +47,8 @@ def test_root_is_the_cwd_then_git_then_override(label: str, tmp_path: Path) -> N
     (repo / "workspace" / "stats.py").write_text("print(1)\n")
     other = tmp_path / "elsewhere"
     other.mkdir()
-    probe = tmp_path / "probe.lua"
-    probe.write_text(PROBE)
-    out = tmp_path / "out.json"
-    env = {"PROBE_REPO": str(repo), "PROBE_OTHER": str(other), "PROBE_OUT": str(out), "HOME": str(tmp_path),
-           "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run(
-        [nvim.path, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={PLUGIN}",
-         "-c", f"luafile {probe}", "-c", "qa!"],
-        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert out.exists(), proc.stderr
-    roots = json.loads(out.read_text())
+    roots = json.loads(run_probe(nvim.path, PROBE, tmp_path,
+                                 env={"PROBE_REPO": str(repo), "PROBE_OTHER": str(other)}))
     ws = str(repo / "workspace")
     assert roots["cwd_nested"] == ws
     assert roots["cwd_nested_relative"] == ws
@@ -98,7 +89,7 @@ def test_startup_as_a_user_starts_it(label: str, tmp_path: Path) -> None:
     """`cd workspace; nvim stats.py` with setup{} in init.lua: the server starts on the workspace, and
     Neovim's LSP log holds no warning or error from the plugin (nothing like "buf_attach_client called
     on unloaded buffer")."""
-    from tests.editors.nvim_support import server_command
+    from tests.editors.nvim_support import read_out, server_command
     from tests.lsp_harness import server_env
 
     nvim = NVIMS[label]
@@ -116,8 +107,7 @@ def test_startup_as_a_user_starts_it(label: str, tmp_path: Path) -> None:
            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.run([nvim.path, "--headless", "-u", str(init), "-i", "NONE", "stats.py"], cwd=ws, env=env,
                           capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
-    assert out.exists(), proc.stderr
-    seen = json.loads(out.read_text())
+    seen = json.loads(read_out(out, proc))
     assert seen["attached"] is True and seen["root"] == str(ws), seen
     assert seen["sent"] is True and seen["answered"] == {"ok": True}, seen  # asked before it had started
     log = Path(seen["log"]).read_text() if Path(seen["log"]).exists() else ""
