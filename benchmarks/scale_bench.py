@@ -56,10 +56,9 @@ class Embeds:
 
 
 def pick_files(n: int) -> list[Path]:
-    from cortex_lsp.memory.docindex import MAX_FILE_BYTES, DocIndex
+    from cortex_lsp.memory.docscan import MAX_FILE_BYTES, scan_documents
 
-    walker = DocIndex.__new__(DocIndex)  # only the walk: no database
-    found = DocIndex._candidates(walker, [SITE], n * 2)
+    found = scan_documents([SITE], n * 2)  # only the walk: no database
     return [Path(p) for p, size, _ in found if size <= MAX_FILE_BYTES][:n]
 
 

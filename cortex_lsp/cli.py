@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
-import json
 import os
 import signal
 import sys
@@ -170,8 +169,4 @@ def _run(coro: Awaitable[int]) -> int:
         print(f"cortex-lsp: unexpected error: {type(exc).__name__}: {detail} "
               "(CORTEX_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
-
-
-def print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
 

@@ -1,4 +1,4 @@
-"""Plain-text tables for the CLI's ``memory search`` and ``memory sessions`` (``--json`` prints the raw result).
+"""What the CLI prints: ``--json`` results, and plain-text tables for ``memory search`` and ``memory sessions``.
 
 Columns are padded to their widest cell; the last column (the memory's text, a session's title) is cut
 to the terminal's width, on one line per row.
@@ -6,10 +6,16 @@ to the terminal's width, on one line per row.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+
+def print_json(value: Any) -> None:
+    """The raw result, as indented JSON (``--json``)."""
+    print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def _one_line(value: object) -> str:

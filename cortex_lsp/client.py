@@ -26,7 +26,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
-from cortex_lsp.cli_output import memory_table, sessions_table
+from cortex_lsp.cli_output import memory_table, print_json, sessions_table
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
 
@@ -276,7 +276,6 @@ def _root(args: argparse.Namespace) -> Path | None:
 
 
 async def ask(args: argparse.Namespace) -> int:
-    from cortex_lsp.cli import print_json
 
     cli = CliClient(_root(args), assume_yes=args.yes, quiet=args.quiet, stream_answer=not args.json)
     async with cli.session():
@@ -300,7 +299,6 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 async def doctor(args: argparse.Namespace) -> int:
-    from cortex_lsp.cli import print_json
 
     cli = CliClient(_root(args), assume_yes=False, quiet=True, stream_answer=False)
     async with cli.session():
@@ -318,7 +316,6 @@ async def doctor(args: argparse.Namespace) -> int:
 
 
 async def memory(args: argparse.Namespace) -> int:
-    from cortex_lsp.cli import print_json
 
     cli = CliClient(_root(args), assume_yes=False, quiet=True, stream_answer=False)
     async with cli.session():

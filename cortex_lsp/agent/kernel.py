@@ -8,6 +8,8 @@ task: ``CancelledError`` is never swallowed here.
 Budgets: at most ``max_agent_steps`` ReAct steps and ``max_run_seconds`` (a small reserve of it is
 kept for the best-effort answer). A run that stalls (2 steps without progress) with time left is
 handed to LATS; ``orchestration`` ``lats`` and ``supervisor`` choose those strategies from the start.
+How a run ends without a plain answer (refusal, best-effort answer, the save step) is in
+:mod:`~cortex_lsp.agent.endings`.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
 from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
 from cortex_lsp.agent.deps import AgentDeps, Emit
+from cortex_lsp.agent.endings import best_effort_answer, refusal_answer, save_if_asked
 from cortex_lsp.agent.executor import Executor, ToolSession
 from cortex_lsp.agent.failure import failure_note
 from cortex_lsp.agent.plan_guards import (
     READ_TOOLS,
     GuardedPlan,
     apply_plan_guards,
-    asks_to_save,
     intended_tools,
 )
 from cortex_lsp.agent.planner import PlanOutcome
@@ -177,7 +179,7 @@ class AgentKernel:
         executor = Executor(deps, emit, record)
         small_tokens = DIRECT_MAX_TOKENS if profile.small else None
         if guarded.plan.kind == "refusal":
-            answer = await self._refuse(ctx, guarded, executor, emit)
+            answer = await refusal_answer(ctx, guarded, executor, emit)
             return await self._finish(ctx, record, "refused", answer, tools_used=[], steered=False)
         if guarded.tool_free and request.orchestration != "lats":
             if request.orchestration == "supervisor":
@@ -235,24 +237,6 @@ class AgentKernel:
             run_id=ctx.request.run_id,
         )
         return ToolSession(self.deps, emit, record, context, guarded.offered)
-
-    async def _refuse(self, ctx: RunContext, guarded: GuardedPlan, executor: Executor, emit: Emit) -> str:
-        reason = guarded.refusal_reason or "it is not something Cortex can do"
-        emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
-        messages = [
-            Message("system", prompts.fill(prompts.REFUSAL, reason=reason)),
-            Message("user", ctx.task),
-        ]
-        try:
-            async with asyncio.timeout(max(ctx.remaining(), 0.01)):
-                answer = await executor.answer(messages)
-        except (TimeoutError, ModelError):
-            executor.record.answer_parts.clear()
-            answer = ""
-        if not answer.strip():
-            answer = f"I can't do that: {reason}"
-            executor.stream_text(answer)
-        return answer
 
     async def _react(
         self,
@@ -340,7 +324,7 @@ class AgentKernel:
                 tools_used=session.used(),
                 steered=self._steered(ctx, session, guarded),
             )
-        answer = await self._finalize(ctx, session, executor, stop)
+        answer = await best_effort_answer(ctx, session, executor, stop)
         return await self._finish(ctx, record, stop, answer, tools_used=session.used(), steered=True)
 
     def _user_code_refused(self, ctx: RunContext, step: object) -> str | None:
@@ -390,7 +374,7 @@ class AgentKernel:
         if self.allow_lats and lats.escalate_on_stall and ctx.lats_worthwhile():
             record.notes.append("escalated to LATS")
             return await self._lats(ctx, guarded, session, executor, emit, record, messages=messages)
-        answer = await self._finalize(ctx, session, executor, "step_budget")
+        answer = await best_effort_answer(ctx, session, executor, "step_budget")
         return await self._finish(ctx, record, "step_budget", answer, tools_used=session.used(), steered=True)
 
     async def _lats(
@@ -416,34 +400,11 @@ class AgentKernel:
             record.notes.append("LATS stopped at its time limit")
         if not answer:
             stop: StopReason = "time_budget" if ctx.loop_remaining() <= 0 else "step_budget"
-            answer = await self._finalize(ctx, session, executor, stop)
+            answer = await best_effort_answer(ctx, session, executor, stop)
             return await self._finish(ctx, record, stop, answer, tools_used=session.used(), steered=True)
-        await self._save_if_asked(ctx, session, executor, answer)
+        await save_if_asked(ctx, session, executor, answer)
         executor.stream_text(answer)
         return await self._finish(ctx, record, "answered", answer, tools_used=session.used(), steered=True)
-
-    async def _save_if_asked(
-        self, ctx: RunContext, session: ToolSession, executor: Executor, answer: str
-    ) -> None:
-        """After LATS or the supervisor: one executor step that may save the answer, if the user asked."""
-        if (
-            "write_file" not in session.offered
-            or not asks_to_save(ctx.words)
-            or session.succeeded("write_file")
-            or ctx.loop_remaining() <= 0
-        ):
-            return
-        messages = executor_messages(ctx, prompts.EXECUTOR, ["Save the answer to the file the user named"])
-        messages += [
-            Message("assistant", answer),
-            Message("user", prompts.fill(prompts.NUDGE_TOOL, tool="write_file")),
-        ]
-        try:
-            async with asyncio.timeout(max(ctx.loop_remaining(), 0.01)):
-                await executor.step(messages, session, tools=session.specs(["write_file"]))
-        except TimeoutError:
-            self_note = "the save step ran out of time"
-            executor.record.notes.append(self_note)
 
     async def _supervise(
         self, ctx: RunContext, guarded: GuardedPlan, emit: Emit, record: RunRecord
@@ -453,39 +414,8 @@ class AgentKernel:
         answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
         if answer is None:
             return await self._react(ctx, guarded, session, executor, emit, record)
-        await self._save_if_asked(ctx, session, executor, answer)
+        await save_if_asked(ctx, session, executor, answer)
         return await self._finish(ctx, record, "answered", answer, tools_used=[], steered=True)
-
-    async def _finalize(
-        self, ctx: RunContext, session: ToolSession, executor: Executor, why: StopReason
-    ) -> str:
-        """The best-effort answer from what the run has, inside the reserve; never raises a model error."""
-        reason = {
-            "step_budget": "the step budget is used up",
-            "time_budget": "the time budget is used up",
-        }.get(why, "the run could not make progress")
-        findings = []
-        for call in session.history:
-            if call.result.success and not call.repeated:
-                findings.append(call.result.text_for_model(1500))
-        messages = [
-            Message("system", prompts.fill(prompts.FINALIZE, why=reason)),
-            Message("user", ctx.task),
-            Message("user", "[tool results so far: data]\n" + ("\n\n".join(findings) or "(none)")),
-        ]
-        before = len(executor.record.answer_parts)
-        try:
-            async with asyncio.timeout(max(ctx.remaining(), 0.5)):
-                answer = await executor.answer(messages)
-            if answer.strip():
-                return answer
-        except (TimeoutError, ModelError):
-            del executor.record.answer_parts[before:]
-        summary = f"I had to stop before finishing ({reason})."
-        if findings:
-            summary += " What I found so far:\n" + "\n".join(f"- {f[:300]}" for f in findings[:5])
-        executor.stream_text(summary)
-        return summary
 
     async def _finish(
         self,

@@ -8,6 +8,10 @@ and error messages (BM25's strength) and paraphrases (the vectors') both find th
 are re-indexed when their size/mtime and content hash change; deleted files drop out. Files are
 read only through the path guards (:func:`~cortex_lsp.guards.paths.resolve_in_roots`), so hidden and
 out-of-root files are never indexed.
+
+This module owns the database and the index's life (indexing, dropping, reset, the search's one thread
+hop); which files are read lives in :mod:`~cortex_lsp.memory.docscan`, the BM25 query and the fusion in
+:mod:`~cortex_lsp.memory.docranking`.
 """
 
 from __future__ import annotations
@@ -16,81 +20,25 @@ import asyncio
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
-from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
+from cortex_lsp.memory.docranking import CANDIDATES, VECTOR_OVERFETCH, DocHit, bm25_ids, fused, in_scope, roots_where
+from cortex_lsp.memory.docscan import MAX_FILE_BYTES, MAX_FILES, Reader, default_reader, scan_documents
 from cortex_lsp.memory.erase import connect, scrub_sqlite
 from cortex_lsp.memory.vectors import VectorIndex
 
-DOC_EXTENSIONS = frozenset(
-    {
-        ".md",
-        ".markdown",
-        ".mdx",
-        ".rst",
-        ".txt",
-        ".py",
-        ".pyi",
-        ".toml",
-        ".yaml",
-        ".yml",
-        ".json",
-        ".cfg",
-        ".ini",
-        ".csv",
-        ".html",
-        ".js",
-        ".ts",
-        ".go",
-        ".rs",
-        ".java",
-        ".c",
-        ".h",
-        ".cpp",
-        ".sh",
-        ".sql",
-        ".log",
-        ".adoc",
-        ".org",
-        ".tex",
-    }
-)
-SKIP_DIRS = frozenset(
-    {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "target"}
-)
-MAX_FILES = 2000
-MAX_FILE_BYTES = 1024 * 1024
 #: an indexing pass writes changed files in batches of this many chunks (or files), not one by one
 FLUSH_CHUNKS = 1000
 FLUSH_FILES = 200
-RRF_K = 60
-#: a search asks Chroma for this many times the candidates without a filter, then keeps those in scope
-VECTOR_OVERFETCH = 4
 #: BM25 postings: each chunk's tokens (as :func:`~cortex_lsp.memory.chunking.tokenize` makes them), rowid = chunks.rowid
 FTS_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(tokens, tokenize=\"unicode61 tokenchars '_'\");"
-CANDIDATES = 50
 SearchMode = Literal["hybrid", "bm25", "vector"]
-Reader = Callable[[ResolvedPath], str]
-
-
-@dataclass(frozen=True)
-class DocHit:
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float
-    root: str = ""
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
 @dataclass(frozen=True)
@@ -116,17 +64,6 @@ class _Prepared:
 
 def _chunk_id(root: str, path: str, n: int) -> str:
     return "doc-" + hashlib.sha1(f"{root}\x00{path}\x00{n}".encode()).hexdigest()
-
-
-def default_reader(target: ResolvedPath) -> str:
-    """A document from an opened folder, read as untrusted (regular file, no link, non-blocking, capped)."""
-    try:
-        text = read_untrusted_text(target.path, max_bytes=MAX_FILE_BYTES, strict=False)
-    except UnsafeFile as exc:
-        raise PathRefused(f"Cannot read {target.relative}: {exc}.") from None
-    if "\x00" in text[:4096]:
-        raise PathRefused(f"Cannot read {target.relative}: it is a binary file.")
-    return text
 
 
 class DocIndex:
@@ -275,27 +212,6 @@ class DocIndex:
         await self.vectors.delete(ids)
         self._generation += 1
 
-    def _candidates(self, roots: Sequence[Path], max_files: int = MAX_FILES) -> list[tuple[str, int, int]]:
-        """``(path, size, mtime_ns)`` of indexable files under ``roots`` (hidden entries skipped), stat'd here
-        (in the walking thread) so an unchanged file costs no further system call or thread hop."""
-        found: list[tuple[str, int, int]] = []
-        for root in roots:
-            base = root.resolve()
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-                for name in sorted(filenames):
-                    if name.startswith(".") or Path(name).suffix.lower() not in DOC_EXTENSIONS:
-                        continue
-                    full = os.path.join(dirpath, name)
-                    try:
-                        st = os.stat(full)
-                    except OSError:
-                        continue
-                    found.append((full, st.st_size, st.st_mtime_ns))
-                    if len(found) >= max_files:
-                        return found
-        return found
-
     def _digests(self, root_names: list[str]) -> dict[tuple[str, str], str]:
         if not root_names:
             return {}
@@ -333,7 +249,7 @@ class DocIndex:
         mtime match costs nothing more; only changed files are read, and of those only the ones whose
         content hash changed are chunked and embedded again (:meth:`index_file`).
         """
-        paths = await asyncio.to_thread(self._candidates, roots, max_files)
+        paths = await asyncio.to_thread(scan_documents, roots, max_files)
         root_names = [str(r.resolve()) for r in roots]
         known = await asyncio.to_thread(self._known, root_names)
         known_digests = await asyncio.to_thread(self._digests, root_names)
@@ -398,52 +314,6 @@ class DocIndex:
             self._db.execute("COMMIT")
         self._fts_checked = True
 
-    def _bm25_ids(self, query: str, roots: list[str], path: str | None, limit: int) -> list[str]:
-        """The ``limit`` best chunk ids by BM25 (SQLite FTS5: k1 1.2, b 0.75, over the same tokens as
-        :func:`~cortex_lsp.memory.chunking.tokenize`), persisted and updated per file — never rebuilt.
-        Caller holds ``self._lock``.
-
-        An identifier's sub-words (``default``, ``on``, ``in``) match thousands of chunks, and joining
-        every match with ``chunks`` to check its root cost more than the ranking itself (33 ms vs 15 at
-        130k chunks): FTS5 ranks alone, the best ``limit × VECTOR_OVERFETCH`` are joined and kept if in
-        scope, and only when too few are (another folder's chunks ranked first) is the filtered join asked."""
-        terms = list(dict.fromkeys(tokenize(query)))
-        if not terms:
-            return []
-        match = " OR ".join(f'"{t}"' for t in terms)
-        self._ensure_fts()
-        if path is None:
-            wide = limit * VECTOR_OVERFETCH
-            ranked = self._db.execute(
-                "SELECT c.id, c.root FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid "
-                "ORDER BY f.score",
-                [match, wide],
-            ).fetchall()
-            inside = [r[0] for r in ranked if r[1] in roots]
-            if len(inside) >= limit or len(ranked) < wide:
-                return inside[:limit]
-        marks = ",".join("?" * len(roots))
-        sql = (
-            "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? AND c.root IN ({marks})"
-        )
-        params: list[Any] = [match, *roots]
-        if path is not None:
-            sql += " AND c.path = ?"
-            params.append(path)
-        return [r[0] for r in self._db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, limit])]
-
-    def _rows(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
-        """Caller holds ``self._lock``."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self._db.execute(
-            f"SELECT id, root, path, start_line, end_line, text FROM chunks WHERE id IN ({marks})", ids
-        ).fetchall()
-        return {r[0]: r for r in rows}
-
     async def search(
         self,
         query: str,
@@ -472,54 +342,27 @@ class DocIndex:
         """The whole search, in the calling (worker) thread; ``vec`` needs the Chroma lock held."""
         found = self._vector_candidates(vec, roots, path) if vec is not None else []
         with self._lock:
-            lexical = self._bm25_ids(query, roots, path, CANDIDATES) if bm25 else []
-            vector = self._in_scope(found, roots, path) if vec is not None else []
+            if bm25:
+                self._ensure_fts()
+            lexical = bm25_ids(self._db, query, roots, path, CANDIDATES) if bm25 else []
+            vector = in_scope(self._db, found, roots, path) if vec is not None else []
             wide = len(found) >= CANDIDATES * VECTOR_OVERFETCH
             if vec is None or path is not None or len(vector) >= CANDIDATES or not wide:
-                return self._fused(lexical, vector, top_k)
+                return fused(self._db, lexical, vector, top_k)
         # most candidates were another folder's: ask Chroma again with the roots' filter (rare, slower)
         assert vec is not None
-        where: dict[str, Any] = {"root": roots[0]} if len(roots) == 1 else {"root": {"$in": roots}}
-        vector = [i for i, _ in self.vectors.nearest_now(vec, CANDIDATES, where)]
+        vector = [i for i, _ in self.vectors.nearest_now(vec, CANDIDATES, roots_where(roots))]
         with self._lock:
-            return self._fused(lexical, vector, top_k)
+            return fused(self._db, lexical, vector, top_k)
 
     def _vector_candidates(self, vec: list[float], roots: list[str], path: str | None) -> list[str]:
         """Chroma applies a ``where`` by scanning the metadata of the whole collection (2 s at 190k chunks,
         against 3 ms without it): a search of whole roots asks for more candidates unfiltered and keeps
-        those in scope (:meth:`_in_scope`); one file is asked for with its filter."""
+        those in scope (:func:`~cortex_lsp.memory.docranking.in_scope`); one file is asked for with its filter."""
         if path is None:
             return [i for i, _ in self.vectors.nearest_now(vec, CANDIDATES * VECTOR_OVERFETCH)]
-        where: dict[str, Any] = {"root": roots[0]} if len(roots) == 1 else {"root": {"$in": roots}}
-        where = {"$and": [where, {"path": path}]}
+        where = {"$and": [roots_where(roots), {"path": path}]}
         return [i for i, _ in self.vectors.nearest_now(vec, CANDIDATES, where)]
-
-    def _in_scope(self, ids: list[str], roots: list[str], path: str | None) -> list[str]:
-        """The ids (in order) whose chunk is inside ``roots``; caller holds ``self._lock``."""
-        if path is not None or not ids:
-            return ids[:CANDIDATES]
-        marks = ",".join("?" * len(ids))
-        root_of = {r[0]: r[1] for r in self._db.execute(f"SELECT id, root FROM chunks WHERE id IN ({marks})", ids)}
-        return [i for i in ids if root_of.get(i) in roots][:CANDIDATES]
-
-    def _fused(self, lexical: list[str], vector: list[str], top_k: int) -> list[DocHit]:
-        """Reciprocal rank fusion, then the rows of the best ``top_k`` only; caller holds ``self._lock``."""
-        ranks: dict[str, float] = {}
-        for ranking in (lexical, vector):
-            for rank, cid in enumerate(ranking):
-                ranks[cid] = ranks.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
-        best = sorted(ranks.items(), key=lambda kv: -kv[1])
-        want = max(1, top_k)
-        hits: list[DocHit] = []
-        for start in range(0, len(best), want):  # a vector whose chunk row is gone is skipped
-            page = best[start : start + want]
-            by_id = self._rows([cid for cid, _ in page])
-            hits += [DocHit(path=by_id[cid][2], start_line=int(by_id[cid][3]), end_line=int(by_id[cid][4]),
-                            text=str(by_id[cid][5]), score=score, root=str(by_id[cid][1]))
-                     for cid, score in page if cid in by_id]
-            if len(hits) >= want:
-                break
-        return hits[:want]
 
     async def reset(self) -> None:
         """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""

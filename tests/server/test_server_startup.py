@@ -60,9 +60,11 @@ raise SystemExit(main(["serve"]))
 HEAVY = (
     "pydantic", "pydantic_core", "yaml", "platformdirs",
     "cortex_lsp.server.arguments",
-    "cortex_lsp.agent.kernel", "cortex_lsp.agent.executor", "cortex_lsp.agent.planner", "cortex_lsp.agent.deps",
+    "cortex_lsp.agent.kernel", "cortex_lsp.agent.endings", "cortex_lsp.agent.executor", "cortex_lsp.agent.planner",
+    "cortex_lsp.agent.deps",
     "cortex_lsp.tools.registry", "cortex_lsp.tools.builtin", "jsonschema",
-    "cortex_lsp.memory.store", "cortex_lsp.memory.docindex", "cortex_lsp.memory.api", "sqlite3",
+    "cortex_lsp.memory.store", "cortex_lsp.memory.docindex", "cortex_lsp.memory.docscan",
+    "cortex_lsp.memory.docranking", "cortex_lsp.memory.api", "sqlite3",
     "chromadb", "onnxruntime", "numpy",
     "cortex_lsp.models.factory", "ollama", "openai", "httpx",
 )
