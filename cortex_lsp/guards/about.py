@@ -35,7 +35,7 @@ import unicodedata
 from dataclasses import replace
 
 from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse
+from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse, lemma
 
 __all__ = ["prepare", "settle"]
 
@@ -99,13 +99,6 @@ _NEG_ADVERBS = re.compile(
 _NEGATORS = lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS | {"kein", "nie", "ne", "pas", "jamais", "nunca", "no"}
 _RELATIVES = frozenset("that which who whose die der welche welcher qui dont quien cual cuales".split())
 _SURE = frozenset("sure ensure certain sicher assure-toi asegúrate".split())
-# words that open the text to write ("with the text …", "containing …", "about …"): a negation after
-# one is part of that text ("with the text do not disturb"), unless a write verb follows it
-_CONTENT_OPENERS = frozenset(
-    "text content contents containing contains saying says reading about words message line titled "
-    "mit dem text inhalt enthält avec le texte contenant sur con el texto contenido sobre".split())
-_WRITE_WORDS = frozenset("save saving saved write writing written create creating created store overwrite "
-                         "replace update put speichere speichern schreibe écris enregistre guarda escribe".split())
 _COPULA = frozenset("is was are would ist war sind est était es era".split())
 #: a line with one of these asks a question even without a question mark ("lol what")
 _QUESTION_WORDS = frozenset("what why how wtf huh was warum wieso quoi pourquoi qué que por".split())
@@ -210,6 +203,11 @@ def _nominal(action: Action, sentence: str) -> bool:
     return any(t in rest for t in action.targets)
 
 
+def _writes(word: str) -> bool:
+    """Is ``word`` a form of a create or replace verb ("saving", "speichere", "écris")?"""
+    return lemma(word) in CREATE_VERBS | REPLACE_VERBS
+
+
 def _negated_in_clause(action: Action, siblings: list[Action]) -> bool:
     words = action.clause.split()
     forget = next((j for j, w in enumerate(words) if w in lx.FORGET), -1)
@@ -224,7 +222,7 @@ def _negated_in_clause(action: Action, siblings: list[Action]) -> bool:
             continue  # "the things that do not work": the negation belongs to the relative clause
         if w == "no" and i == 0:
             continue  # "No, save it": an interjection
-        if any(b in _CONTENT_OPENERS for b in before) and not any(a in _WRITE_WORDS for a in words[i + 1:i + 4]):
+        if any(b in lx.CONTENT_OPENERS for b in before) and not any(_writes(a) for a in words[i + 1 : i + 4]):
             continue  # "with the text this should not exist": the negation is the text's
         return True
     return any(s.negated and s.verb in _WRITE_VERBS for s in siblings if s.clause == action.clause)

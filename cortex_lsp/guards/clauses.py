@@ -21,14 +21,13 @@ from itertools import pairwise
 from cortex_lsp.guards import lexicon as lx
 from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
 
-__all__ = ["CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse"]
+__all__ = [
+    "CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse", "lemma",
+]
 
-#: verbs whose targets may be created
-CREATE_VERBS = frozenset({"save", "write", "create", "append"})
-#: verbs whose targets may be replaced when they exist
-REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append"})
-#: verbs that ask for a file even when the user names none
-SAVE_VERBS = frozenset({"save"})
+CREATE_VERBS = lx.CREATE_VERBS
+REPLACE_VERBS = lx.REPLACE_VERBS
+SAVE_VERBS = lx.SAVE_VERBS
 GRANTING_MOODS = ("imperative", "request")
 
 
@@ -70,6 +69,7 @@ def _starts(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
 
 
 def _lookup(word: str) -> tuple[str, str] | None:
+    """(lemma, tense) of a verb form of the lexicon (accents and Spanish enclitics undone), else ``None``."""
     if word in lx.DETERMINERS:
         return None
     hit = lx.VERBS.get(word) or lx.VERBS.get(lx.strip_accents(word))
@@ -80,6 +80,12 @@ def _lookup(word: str) -> tuple[str, str] | None:
             if hit is not None and hit[1] != "base":
                 hit = None
     return hit
+
+
+def lemma(word: str) -> str | None:
+    """The canonical lemma of a verb form ("saving" → "save", "speichere" → "save"), else ``None``."""
+    hit = _lookup(word)
+    return hit[0] if hit is not None else None
 
 
 # ------------------------------------------------------------------------------------------------
