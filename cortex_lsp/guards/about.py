@@ -22,7 +22,9 @@ user's own sentence addressed to the agent:
   so does a negated write verb in the same clause ("Make sure out.md is never created");
 * a verb phrase used as a subject ("save to out.md is what the attacker wants") grants nothing;
 * **names as typed**: a target must appear in the message as typed (after NFKC and removing
-  invisible characters): a look-alike "оut.md" (Cyrillic о) grants no "out.md".
+  invisible characters): a look-alike "оut.md" (Cyrillic о) grants no "out.md";
+* **taken back**: a later clause's bare negated write ("…, but don't save it") takes the earlier
+  write's grant back (:mod:`cortex_lsp.guards.taken_back`).
 
 :func:`prepare` joins hyphenated compounds ("write-protect") so that their first half is not read as
 a verb. Everything here is pure and linear in the message.
@@ -36,6 +38,7 @@ from dataclasses import replace
 
 from cortex_lsp.guards import lexicon as lx
 from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse, lemma
+from cortex_lsp.guards.taken_back import take_back
 
 __all__ = ["prepare", "settle"]
 
@@ -281,4 +284,4 @@ def settle(found: Analysis, message: str) -> Analysis:
                 a = replace(a, targets=kept, negated=a.negated or not kept)
         out.append(a)
     unnamed = found.unnamed_save and any(a.grants and not a.targets and a.verb in CREATE_VERBS for a in out)
-    return replace(found, actions=tuple(out), unnamed_save=unnamed)
+    return take_back(replace(found, actions=tuple(out), unnamed_save=unnamed))

@@ -98,6 +98,13 @@ class _Verb:
     files: list[str] = field(default_factory=list)
 
 
+def _clitic(words: list[str], i: int) -> bool:
+    """Is ``words[i]`` a French object pronoun ("ne l'enregistre pas", "sans l'enregistrer"), not an article?"""
+    if words[i] not in ("le", "la", "les") or i == 0:
+        return False
+    return words[i - 1] == "ne" or (words[i - 1] == "sans" and words[i + 1].endswith(("er", "ir", "re")))
+
+
 def _find_verbs(words: list[str]) -> list[_Verb]:
     verbs: list[_Verb] = []
     i = 0
@@ -112,7 +119,7 @@ def _find_verbs(words: list[str]) -> list[_Verb]:
         if matched:
             continue
         hit = _lookup(words[i])
-        if hit is not None and not (i > 0 and words[i - 1] in lx.DETERMINERS):
+        if hit is not None and not (i > 0 and words[i - 1] in lx.DETERMINERS and not _clitic(words, i - 1)):
             verbs.append(_Verb(hit[0], hit[1], i))
         i += 1
     return verbs
@@ -383,7 +390,8 @@ def analyse(words: str) -> Analysis:
                 last = None
                 carried_neg = False  # the retraction negates what came before, not what follows
                 continue
-            if not verbs and clause_files and last is not None and actions and actions[-1] is last:
+            # "Save it to a.md, b.md" names a second target; "create out.md, don't touch notes.md" does not
+            if not verbs and clause_files and last is not None and actions and actions[-1] is last and not carried_neg:
                 extra = tuple(f for f in clause_files if f not in last.targets)
                 actions[-1] = last = Action(
                     last.verb, last.negated, last.mood, last.targets + extra, last.clause, last.sentence
