@@ -48,8 +48,14 @@ _BARE = frozenset(
     # place: "to disk", "anywhere", "auf die Festplatte", "sur le disque", "en el disco"
     "in into on onto anywhere somewhere there here disk drive folder directory workspace repo repository "
     "auf in festplatte platte ordner irgendwo sur dans disque dossier nulle part en al disco carpeta "
-    "ningún ninguna lado parte".split()
+    "ningún ninguna lado parte "
+    # second thoughts: "don't actually save it", "no wait", "speichere sie doch nicht", "mejor no lo guardes"
+    "actually really even ever wait second thought thoughts mind doch lieber besser finalement plutôt "
+    "mejor".split()
 )
+#: "don't write anything to disk" takes back; "don't write anything in it" asks for an empty file
+_ANYTHING = frozenset("anything etwas algo".split())
+_STORAGE = frozenset("disk drive disque disco festplatte platte".split())
 _CLITICS = frozenset(("le", "la", "les"))
 _NEGATION_WORDS = lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS | {"do", "does", "ne", "pas", "no"}
 _FRAME = _NEGATION_WORDS | lx.SPLITTERS | lx.COORDINATORS | lx.FILLERS | lx.DETERMINERS | lx.FILE_NOUNS | _BARE
@@ -60,13 +66,15 @@ def _bare_object(action: Action) -> tuple[str, ...] | None:
     ``None`` when its clause says more than "don't write it (yet, to disk)"."""
     named: list[str] = []
     before = ""
-    for tok in tokens(action.clause):
+    toks = tokens(action.clause)
+    frame = _FRAME | _ANYTHING if any(t.text in _STORAGE for t in toks) else _FRAME
+    for tok in toks:
         if tok.kind == "file":
             named.append(tok.text)
         elif tok.kind == "word":
             # "the log", "my save" are nouns; "(ne) l'enregistre", "(sans) l'enregistrer" are verbs
             verb = lemma(tok.text) in _WRITES and (before not in lx.DETERMINERS or before in _CLITICS)
-            if tok.text not in _FRAME and not verb:
+            if tok.text not in frame and not verb:
                 return None
             before = tok.text
     return tuple(named)

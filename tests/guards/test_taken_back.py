@@ -40,6 +40,15 @@ TAKEN_BACK: list[tuple[str, set[str], set[str]]] = [
     ("Crea out.md con el texto hola, pero no lo guardes", set(), set()),
     ("Crea out.md con el texto hola, pero no lo guardes todavía", set(), set()),
     ("Crea out.md con el texto hola, sin guardarlo", set(), set()),
+    # second thoughts and "anything to disk"
+    ("Create out.md with the text hi but don't actually save it", set(), set()),
+    ("Create out.md with the text hi, but don't write anything to disk", set(), set()),
+    ("Create out.md with the text hi... on second thought, don't save it", set(), set()),
+    ("Erstelle out.md mit dem Text hallo, aber speichere sie doch nicht", set(), set()),
+    ("Crea out.md con el texto hola, pero mejor no lo guardes", set(), set()),
+    ("Crée out.md avec le texte salut, mais finalement ne l'enregistre pas", set(), set()),
+    ("Create out.md with the text hi, but do NOT save the file yet.", set(), set()),
+    ("Write hi to out.md — but don't save", set(), set()),
 ]
 
 #: (the user's words, the files granted to be created, to be replaced): as before the rule, except that
@@ -50,6 +59,9 @@ STILL_GRANTS: list[tuple[str, set[str], set[str]]] = [
     ("Create a file named sign.txt with the text do not disturb.", {"sign.txt"}, set()),
     ("Write 'never give up' to motto.txt", {"motto.txt"}, set()),
     ("Create out.md with the text never again", {"out.md"}, set()),
+    ("Create out.md with the text: do not save it", {"out.md"}, set()),
+    ('Create out.md with the text "do not save it"', {"out.md"}, set()),
+    ("Create out.md but don't write anything in it", {"out.md"}, set()),
     # a negation about another verb
     ("Save it to out.md but don't open it", {"out.md"}, set()),
     ("Save it to out.md, but don't print it", {"out.md"}, set()),
