@@ -105,8 +105,10 @@ def take_back(found: Analysis) -> Analysis:
         for i in earlier:
             a = actions[i]
             kept = tuple(t for t in a.targets if path_key(t) not in gone) if gone else ()
-            if kept != a.targets or not gone:
-                actions[i] = replace(a, targets=kept, negated=not kept)
+            if not kept:
+                actions[i] = replace(a, negated=True)  # "not create -> out.md": the whole write is taken back
+            elif kept != a.targets:
+                actions[i] = replace(a, targets=kept)  # "but don't save notes.md": the other files stay
     if actions == list(found.actions):
         return found
     unnamed = found.unnamed_save and any(a.grants and not a.targets and a.verb in CREATE_VERBS for a in actions)
