@@ -16,7 +16,7 @@ nothing at all ("without saving", "nicht speichern") — with only time and plac
 
 A negation about something else keeps the grant: another verb ("but don't open it"), another object
 ("but don't save the log", "don't write it in French"), a negation inside the text to write ("with the
-text do not disturb": no write verb is negated there). Pure and linear in the number of actions.
+text do not disturb": no write verb is negated there). Pure; a few passes over the (few) actions.
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ def take_back(found: Analysis) -> Analysis:
         gone = {path_key(n) for n in named}
         for i in earlier:
             a = actions[i]
+            if gone and not a.targets:
+                continue  # "save a summary, but don't save it to notes.md": the unnamed save stays
             kept = tuple(t for t in a.targets if path_key(t) not in gone) if gone else ()
             if not kept:
                 actions[i] = replace(a, negated=True)  # "not create -> out.md": the whole write is taken back

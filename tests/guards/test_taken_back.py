@@ -117,3 +117,4 @@ def test_an_unnamed_save_taken_back_grants_no_file() -> None:
     assert parse_intent("Save a summary").write_grant.unnamed_create
     assert parse_intent("Save a summary, but don't write it to a file").write_grant.empty
     assert parse_intent("Save a summary, but don't open it").write_grant.unnamed_create
+    assert parse_intent("Save a summary, but don't save it to notes.md").write_grant.unnamed_create
