@@ -22,7 +22,9 @@ user's own sentence addressed to the agent:
   so does a negated write verb in the same clause ("Make sure out.md is never created");
 * a verb phrase used as a subject ("save to out.md is what the attacker wants") grants nothing;
 * **names as typed**: a target must appear in the message as typed (after NFKC and removing
-  invisible characters): a look-alike "оut.md" (Cyrillic о) grants no "out.md".
+  invisible characters): a look-alike "оut.md" (Cyrillic о) grants no "out.md";
+* **taken back**: a later clause's bare negated write ("…, but don't save it") takes the earlier
+  write's grant back (:mod:`cortex_lsp.guards.taken_back`).
 
 :func:`prepare` joins hyphenated compounds ("write-protect") so that their first half is not read as
 a verb. Everything here is pure and linear in the message.
@@ -35,7 +37,8 @@ import unicodedata
 from dataclasses import replace
 
 from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse
+from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse, lemma
+from cortex_lsp.guards.taken_back import take_back
 
 __all__ = ["prepare", "settle"]
 
@@ -99,13 +102,6 @@ _NEG_ADVERBS = re.compile(
 _NEGATORS = lx.PRECEDING_NEGATORS | lx.CLAUSE_NEGATORS | {"kein", "nie", "ne", "pas", "jamais", "nunca", "no"}
 _RELATIVES = frozenset("that which who whose die der welche welcher qui dont quien cual cuales".split())
 _SURE = frozenset("sure ensure certain sicher assure-toi asegúrate".split())
-# words that open the text to write ("with the text …", "containing …", "about …"): a negation after
-# one is part of that text ("with the text do not disturb"), unless a write verb follows it
-_CONTENT_OPENERS = frozenset(
-    "text content contents containing contains saying says reading about words message line titled "
-    "mit dem text inhalt enthält avec le texte contenant sur con el texto contenido sobre".split())
-_WRITE_WORDS = frozenset("save saving saved write writing written create creating created store overwrite "
-                         "replace update put speichere speichern schreibe écris enregistre guarda escribe".split())
 _COPULA = frozenset("is was are would ist war sind est était es era".split())
 #: a line with one of these asks a question even without a question mark ("lol what")
 _QUESTION_WORDS = frozenset("what why how wtf huh was warum wieso quoi pourquoi qué que por".split())
@@ -210,6 +206,11 @@ def _nominal(action: Action, sentence: str) -> bool:
     return any(t in rest for t in action.targets)
 
 
+def _writes(word: str) -> bool:
+    """Is ``word`` a form of a create or replace verb ("saving", "speichere", "écris")?"""
+    return lemma(word) in CREATE_VERBS | REPLACE_VERBS
+
+
 def _negated_in_clause(action: Action, siblings: list[Action]) -> bool:
     words = action.clause.split()
     forget = next((j for j, w in enumerate(words) if w in lx.FORGET), -1)
@@ -224,7 +225,7 @@ def _negated_in_clause(action: Action, siblings: list[Action]) -> bool:
             continue  # "the things that do not work": the negation belongs to the relative clause
         if w == "no" and i == 0:
             continue  # "No, save it": an interjection
-        if any(b in _CONTENT_OPENERS for b in before) and not any(a in _WRITE_WORDS for a in words[i + 1:i + 4]):
+        if any(b in lx.CONTENT_OPENERS for b in before) and not any(_writes(a) for a in words[i + 1 : i + 4]):
             continue  # "with the text this should not exist": the negation is the text's
         return True
     return any(s.negated and s.verb in _WRITE_VERBS for s in siblings if s.clause == action.clause)
@@ -283,4 +284,4 @@ def settle(found: Analysis, message: str) -> Analysis:
                 a = replace(a, targets=kept, negated=a.negated or not kept)
         out.append(a)
     unnamed = found.unnamed_save and any(a.grants and not a.targets and a.verb in CREATE_VERBS for a in out)
-    return replace(found, actions=tuple(out), unnamed_save=unnamed)
+    return take_back(replace(found, actions=tuple(out), unnamed_save=unnamed))

@@ -1,13 +1,14 @@
 """The clause analysis behind :func:`cortex_lsp.guards.intent.parse_intent`.
 
 The user's own words (already cut by the provenance filters) are tokenised (file names, words,
-punctuation; contractions and French elisions undone), split into sentences and clauses (at ``, ; :``,
-"but", and before a conditional, reason or embedded-question word such as if/when/because/how/whether,
-in four languages), and each clause's verbs are looked up in the lemma tables of
-:mod:`cortex_lsp.guards.lexicon`. Every verb gets a polarity (a negator before it, or a clause-wide one
-such as "nicht", "pas", "nothing"; "don't forget to" is a request), a mood (imperative, request,
-question, past, conditional, statement) and its targets (the file names of its clause, with sources
-such as "from x.csv" left out; "update it" takes the file named before). The result is a list of
+punctuation; contractions and French elisions undone), split into sentences and clauses
+(:mod:`cortex_lsp.guards.segments`: at ``, ; :``, "but", and before a conditional, reason or
+embedded-question word such as if/when/because/how/whether, in four languages), and each clause's
+verbs are looked up in the lemma tables of :mod:`cortex_lsp.guards.lexicon`. Every verb gets a
+polarity (a negator before it, or a clause-wide one such as "nicht", "pas", "nothing"; "don't forget
+to" is a request), a mood (imperative, request, question, past, conditional, statement) and its
+targets (the file names of its clause, with sources such as "from x.csv" left out; "update it" takes
+the file named before). The result is a list of
 :class:`Action` s.
 """
 
@@ -16,19 +17,18 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from cortex_lsp.guards import lexicon as lx
+from cortex_lsp.guards.segments import Clause, clauses, line_starts, sentences, starts
 from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
 
-__all__ = ["CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse"]
+__all__ = [
+    "CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse", "lemma",
+]
 
-#: verbs whose targets may be created
-CREATE_VERBS = frozenset({"save", "write", "create", "append"})
-#: verbs whose targets may be replaced when they exist
-REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append"})
-#: verbs that ask for a file even when the user names none
-SAVE_VERBS = frozenset({"save"})
+CREATE_VERBS = lx.CREATE_VERBS
+REPLACE_VERBS = lx.REPLACE_VERBS
+SAVE_VERBS = lx.SAVE_VERBS
 GRANTING_MOODS = ("imperative", "request")
 
 
@@ -50,7 +50,6 @@ class Action:
         return not self.negated and self.mood in GRANTING_MOODS
 
 
-_POLITE = tuple(phrase_words(p) for p in lx.POLITE_STARTS)
 _REQUEST = tuple(phrase_words(p) for p in lx.REQUEST_MARKERS)
 _PHRASES = tuple((phrase_words(p), lemma, tense) for p, lemma, tense in lx.PHRASES)
 _NEG_PHRASES = tuple(phrase_words(p) for p in lx.NEGATING_PHRASES)
@@ -65,11 +64,8 @@ _AND = frozenset("and then or und dann oder et puis ou y luego o".split())
 _PERSONAL = frozenset("i we he she they ich wir er ihr je nous il elle ils elles yo él ella nosotros ellos".split())
 
 
-def _starts(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
-    return tuple(words[i : i + len(phrase)]) == phrase
-
-
 def _lookup(word: str) -> tuple[str, str] | None:
+    """(lemma, tense) of a verb form of the lexicon (accents and Spanish enclitics undone), else ``None``."""
     if word in lx.DETERMINERS:
         return None
     hit = lx.VERBS.get(word) or lx.VERBS.get(lx.strip_accents(word))
@@ -82,122 +78,10 @@ def _lookup(word: str) -> tuple[str, str] | None:
     return hit
 
 
-# ------------------------------------------------------------------------------------------------
-# clauses
-
-
-@dataclass
-class _Clause:
-    toks: list[Tok]
-    start: str = ""  # "" | "cond" | "reason" | "embedded"
-    question: bool = False
-    polite: bool = False
-    carried_negation: bool = False
-    carried_request: bool = False
-
-    @property
-    def words(self) -> list[str]:
-        return [t.text for t in self.toks if t.kind == "word"]
-
-    def text(self) -> str:
-        return " ".join(t.text for t in self.toks if t.kind != "punct" or t.text not in "\n")
-
-
-def _sentences(toks: list[Tok]) -> list[list[Tok]]:
-    out: list[list[Tok]] = [[]]
-    for t in toks:
-        out[-1].append(t)
-        if t.kind == "punct" and t.text in ".!?\n":
-            out.append([])
-    return [s for s in out if any(t.kind != "punct" for t in s)]
-
-
-def _lines(toks: list[Tok]) -> list[int]:
-    """The line (count of newlines before it) each sentence of :func:`_sentences` starts on."""
-    out: list[int] = []
-    line = 0
-    fresh = True
-    for t in toks:
-        if fresh and t.kind != "punct":
-            out.append(line)
-            fresh = False
-        if t.kind == "punct" and t.text == "\n":
-            line += 1
-        if t.kind == "punct" and t.text in ".!?\n":
-            fresh = True
-    return out
-
-
-def _skip_fillers(words: list[str]) -> int:
-    i = 0
-    while i < len(words) and (words[i] in lx.FILLERS or words[i] in ("go", "ahead")):
-        i += 1
-    return i
-
-
-def _sentence_flags(sent: list[Tok]) -> tuple[bool, bool]:
-    """(question, polite) for a sentence."""
-    words = [t.text for t in sent if t.kind == "word"]
-    if not words:
-        return False, False
-    i = _skip_fillers(words)
-    rest = words[i:]
-    polite = any(_starts(rest, 0, p) for p in _POLITE) or any(_starts(words, 0, p) for p in _POLITE)
-    if polite:
-        return False, True
-    asked = any(t.kind == "punct" and t.text in "?¿" for t in sent)
-    if not rest:
-        return asked, False
-    first = rest[0]
-    second = rest[1] if len(rest) > 1 else ""
-    if first in lx.STRONG_QUESTION_STARTS or (first == "por" and second == "qué"):
-        return True, False
-    if first in lx.SELF_MODALS | lx.INTERROGATIVE_STARTS and second in lx.SUBJECT_PRONOUNS | {"there", "you"}:
-        return True, False
-    return asked, False
-
-
-def _clauses(sent: list[Tok]) -> list[_Clause]:
-    question, polite = _sentence_flags(sent)
-    clauses: list[_Clause] = [_Clause([], question=question, polite=polite)]
-    for t in sent:
-        cur = clauses[-1]
-        has_words = any(x.kind == "word" for x in cur.toks)
-        if t.kind == "punct" and t.text.strip() in (",", ";", ":", "—", "–", "-"):
-            clauses.append(_Clause([], question=question, polite=polite))
-            continue
-        if t.kind == "word" and has_words:
-            new = ""
-            if t.text in lx.COND_MARKERS:
-                new = "cond"
-            elif t.text in lx.REASON_MARKERS and t.text != "as":
-                new = "reason"
-            elif t.text in lx.MIDCLAUSE_QUESTION:
-                new = "embedded"
-            elif t.text in lx.SPLITTERS:
-                clauses.append(_Clause([], question=question, polite=polite))
-                continue
-            if new:
-                clauses.append(_Clause([t], start=new, question=question, polite=polite))
-                continue
-        elif t.kind == "word" and not has_words:
-            if t.text in lx.COND_MARKERS:
-                cur.start = "cond"
-            elif t.text in lx.REASON_MARKERS and t.text != "as":
-                cur.start = "reason"
-            elif t.text in lx.MIDCLAUSE_QUESTION and len(clauses) > 1:
-                cur.start = "embedded"
-        cur.toks.append(t)
-    kept = [c for c in clauses if c.toks]
-    # "If the tests pass, save it to x.md": the clause after a hypothetical one is its consequence,
-    # a conditional too (a temporal "when you're done, save …" stays a request)
-    for before, after in pairwise(kept):
-        if before.start == "cond" and before.words and before.words[0] in _HYPOTHETICAL and not after.start:
-            after.start = "cond"
-    return kept
-
-
-_HYPOTHETICAL = frozenset("if unless suppose supposing assuming falls wenn sofern si".split())
+def lemma(word: str) -> str | None:
+    """The canonical lemma of a verb form ("saving" → "save", "speichere" → "save"), else ``None``."""
+    hit = _lookup(word)
+    return hit[0] if hit is not None else None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -214,13 +98,20 @@ class _Verb:
     files: list[str] = field(default_factory=list)
 
 
+def _clitic(words: list[str], i: int) -> bool:
+    """Is ``words[i]`` a French object pronoun ("ne l'enregistre pas", "sans l'enregistrer"), not an article?"""
+    if words[i] not in ("le", "la", "les") or i == 0:
+        return False
+    return words[i - 1] == "ne" or (words[i - 1] == "sans" and words[i + 1].endswith(("er", "ir", "re")))
+
+
 def _find_verbs(words: list[str]) -> list[_Verb]:
     verbs: list[_Verb] = []
     i = 0
     while i < len(words):
         matched = False
         for phrase, lemma, tense in _PHRASES:
-            if _starts(words, i, phrase):
+            if starts(words, i, phrase):
                 verbs.append(_Verb(lemma, "ask" if lemma == "run" else tense, i))
                 i += len(phrase)
                 matched = True
@@ -228,7 +119,7 @@ def _find_verbs(words: list[str]) -> list[_Verb]:
         if matched:
             continue
         hit = _lookup(words[i])
-        if hit is not None and not (i > 0 and words[i - 1] in lx.DETERMINERS):
+        if hit is not None and not (i > 0 and words[i - 1] in lx.DETERMINERS and not _clitic(words, i - 1)):
             verbs.append(_Verb(hit[0], hit[1], i))
         i += 1
     return verbs
@@ -244,7 +135,7 @@ def _negations(words: list[str]) -> tuple[list[int], bool, bool]:
             nxt = words[i + 1 : i + 3]
             if any(n in lx.FORGET for n in nxt) or (i > 0 and words[i - 1] in lx.FORGET):
                 continue
-        phrase = next((p for p in _NEG_PHRASES if _starts(words, i, p)), None)
+        phrase = next((p for p in _NEG_PHRASES if starts(words, i, p)), None)
         if w in lx.CLAUSE_NEGATORS or (phrase is not None and phrase[0] == "no"):
             clause_wide = True
         elif w in lx.PRECEDING_NEGATORS or phrase is not None:
@@ -278,7 +169,7 @@ class _Scan:
         scan = cls(words, negators)
         for i, w in enumerate(words):
             for phrase in _REQUEST_BY_FIRST.get(w, ()):
-                if _starts(words, i, phrase):
+                if starts(words, i, phrase):
                     scan.req_start = i if scan.req_start < 0 else scan.req_start
                     scan.req_cover.update(range(i, i + len(phrase)))
             if w in lx.PAST_AUX and scan.first_past_aux < 0:
@@ -319,7 +210,7 @@ class _Scan:
         return index <= self.first_real
 
 
-def _mood(clause: _Clause, verb: _Verb, scan: _Scan, earlier: list[_Verb]) -> str:
+def _mood(clause: Clause, verb: _Verb, scan: _Scan, earlier: list[_Verb]) -> str:
     words = scan.words
     if verb.tense == "ask":
         return "request"
@@ -381,7 +272,7 @@ def _is_source(words: list[str], before: int) -> bool:
     return not (words[j] in ("of", "de", "von") and j > 0 and words[j - 1] in lx.CONTENT_NOUNS)
 
 
-def _analyse(clause: _Clause, earlier_files: list[str]) -> tuple[list[_Verb], bool]:
+def _analyse(clause: Clause, earlier_files: list[str]) -> tuple[list[_Verb], bool]:
     """The clause's verbs with polarity, mood and targets; and whether its negation carries on."""
     words = clause.words
     verbs = _find_verbs(words)
@@ -476,14 +367,14 @@ def analyse(words: str) -> Analysis:
     seen_files: set[str] = set()
     unnamed = False
     any_question = False
-    sentences: list[str] = []
+    texts: list[str] = []
     toks = tokens(words)
-    for number, sent in enumerate(_sentences(toks)):
-        sentences.append(" ".join(t.text for t in sent))
+    for number, sent in enumerate(sentences(toks)):
+        texts.append(" ".join(t.text for t in sent))
         carried_neg = False
         carried_req = False
         last: Action | None = None
-        for clause in _clauses(sent):
+        for clause in clauses(sent):
             clause.carried_negation = carried_neg
             clause.carried_request = carried_req
             any_question = any_question or (clause.question and not clause.polite)
@@ -499,7 +390,8 @@ def analyse(words: str) -> Analysis:
                 last = None
                 carried_neg = False  # the retraction negates what came before, not what follows
                 continue
-            if not verbs and clause_files and last is not None and actions and actions[-1] is last:
+            # "Save it to a.md, b.md" names a second target; "create out.md, don't touch notes.md" does not
+            if not verbs and clause_files and last is not None and actions and actions[-1] is last and not carried_neg:
                 extra = tuple(f for f in clause_files if f not in last.targets)
                 actions[-1] = last = Action(
                     last.verb, last.negated, last.mood, last.targets + extra, last.clause, last.sentence
@@ -519,4 +411,4 @@ def analyse(words: str) -> Analysis:
                 if f not in seen_files:
                     seen_files.add(f)
                     files.append(f)
-    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(sentences), tuple(_lines(toks)))
+    return Analysis(tuple(actions), unnamed, tuple(files), any_question, tuple(texts), tuple(line_starts(toks)))

@@ -15,9 +15,12 @@ __all__ = [
     "CLAUSE_NEGATORS",
     "CLAUSE_NEGATORS_EN",
     "COND_MARKERS",
+    "CONTENT_NOUNS",
+    "CONTENT_OPENERS",
     "CONTRAST_PHRASES_EN",
     "COORDINATORS",
     "COORDINATORS_EN",
+    "CREATE_VERBS",
     "DETERMINERS",
     "DISLIKE_VERBS_EN",
     "FILE_NOUNS",
@@ -31,7 +34,9 @@ __all__ = [
     "POLITE_STARTS",
     "PRECEDING_NEGATORS",
     "REASON_MARKERS",
+    "REPLACE_VERBS",
     "REQUEST_MARKERS",
+    "SAVE_VERBS",
     "SOURCE_PREPS",
     "SPLITTERS",
     "SPLITTERS_EN",
@@ -47,6 +52,13 @@ def strip_accents(word: str) -> str:
 
 # form -> (lemma, tense); tense is "base" | "past" | "gerund"
 VERBS: dict[str, tuple[str, str]] = {}
+
+#: lemmas whose targets may be created
+CREATE_VERBS = frozenset({"save", "write", "create", "append"})
+#: lemmas whose targets may be replaced when they exist
+REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append"})
+#: lemmas that ask for a file even when the user names none
+SAVE_VERBS = frozenset({"save"})
 
 
 def _add(lemma: str, base: Iterable[str], past: Iterable[str] = (), gerund: Iterable[str] = ()) -> None:
@@ -425,5 +437,11 @@ FILE_NOUNS = frozenset(
 SOURCE_PREPS = frozenset("from of with using von aus mit de du des d avec desde del con".split())
 #: "the contents of notes.md": the file after "of" is the one meant
 CONTENT_NOUNS = frozenset("content contents text inhalt contenu contenido texto".split())
+#: words that open the text to write ("with the text …", "containing …", "about …"): a negation after
+#: one is part of that text ("with the text do not disturb"), unless a write verb follows it
+CONTENT_OPENERS = frozenset(
+    "text content contents containing contains saying says reading about words message line titled "
+    "mit dem text inhalt enthält avec le texte contenant sur con el texto contenido sobre".split()
+)
 #: pronouns a replace verb may use for the file named before ("read notes.md and update it")
 FILE_PRONOUNS = frozenset("it this that es sie ihn le la lo".split())

@@ -210,3 +210,16 @@ def test_normalize_folds_look_alike_words_but_keeps_file_names_as_typed() -> Non
     assert normalize("docs/\u043eut.md") == "docs/\u043eut.md"
     grant = parse_intent("Save it to \u043eut.md").write_grant
     assert grant.empty  # a name that mixes scripts is no name at all
+
+
+def test_the_write_verbs_after_a_content_negation_are_read_by_lemma() -> None:
+    """"with the text do not disturb" keeps its grant, "with the text hi and do not save it" does not: the
+    words after the negation are lemmatised and looked up in the lexicon's create/replace lemmas."""
+    from cortex_lsp.guards import lexicon as lx
+    from cortex_lsp.guards.clauses import lemma
+
+    forms = ("save saving saved write writing written create creating created store overwrite replace update put "
+             "speichere speichern schreibe écris enregistre guarda escribe record stores guárdalo")
+    assert all(lemma(w) in lx.CREATE_VERBS | lx.REPLACE_VERBS for w in forms.split())
+    assert not any(lemma(w) in lx.CREATE_VERBS | lx.REPLACE_VERBS for w in "disturb exist give up work the".split())
+    assert "text" in lx.CONTENT_OPENERS and "contenido" in lx.CONTENT_OPENERS
