@@ -1,0 +1,71 @@
+"""Claims that a file exists without a verb of saving: "Your file is ready.", "haiku.md is now
+available.", "Done — it's in your workspace now.", "You can find it in the folder.", "Check your workspace."
+
+A small model that wrote nothing often says where the file is, or that it is ready, instead of saying it
+saved it. :func:`state_claim` finds such a sentence (already folded and mended by
+:mod:`cortex_lsp.agent.claim_text`); :mod:`cortex_lsp.agent.write_claims` decides whether it is false
+(no such write in the run) and reads it only when the user asked for something made, so that "the
+parser is in the src folder" answering a question stays a pointer. A file named as ready is a pointer
+too when the run read that file (it exists): "notes.md is ready to read".
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words for a stored file (not "poem", "script" or "note": "Your poem is ready:" shows the poem).
+_FILE = r"(?:files?|documents?|datei(?:en)?|fichiers?|archivos?|bestand(?:en)?)"
+_NAME = r"(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}"
+_PLACE = (r"(?:(?:your|the|this|my|our)\s+(?:\w+\s+)?(?:workspace|folder|directory|project|repo|repository|"
+          r"root|explorer|sidebar|disk|drive)|disk|your\s+files)")
+_BE = r"(?:'s|'re|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+should\s+be|\s+now)"
+_READY = (r"(?:ready|available|accessible|in\s+place|there|on\s+(?:the\s+|your\s+)?dis[kc]|all\s+set|"
+          r"good\s+to\s+go|waiting\s+for\s+you|up\s+and\s+ready|prepared|set\s+up|done)")
+
+_STATES = re.compile(
+    "|".join((
+        # "Your file is ready.", "The file has been made available.", "haiku.md is now there."
+        rf"(?:\b{_FILE}\b|(?<![\w/.-]){_NAME}\b)[^.!?;]{{0,30}}?{_BE}(?:\s+now)?(?:\s+(?:made|fully|all))?\s+{_READY}\b",
+        # "Done — it's in your workspace now.", "Everything is saved in the project folder."
+        rf"\b(?:it|they|everything|all|{_FILE}|{_NAME}){_BE}(?:\s+now)?(?:\s+(?:saved|stored|sitting|waiting|located|"
+        rf"available|placed|ready))?\s+(?:in|inside|under|at|on|to)\s+{_PLACE}\b",
+        # "You can find it in the folder.", "You'll see the file in your workspace."
+        rf"\b(?:find|see|spot|locate|access)\s+(?:it|them|this|that|everything|(?:the|your|a|new)\s+(?:new\s+)?{_FILE})"
+        rf"\s+(?:(?:right|now)\s+)?(?:in|inside|under|at|on)\s+{_PLACE}\b",
+        # "A new file now exists.", "haiku.md now exists in your workspace."
+        rf"(?:\b{_FILE}\b|(?<![\w/.-]){_NAME}\b)\s+(?:now\s+)?exists\b",
+    )),
+    re.IGNORECASE,
+)
+
+
+# The sentence tells the user what to do ("To keep it, save it as haiku.md; you will find it in the folder").
+_INSTRUCTION = re.compile(
+    r"^\W*(?:to|in\s+order\s+to|first|then|next|step\s+\d+|\d+[.)]|save|copy|paste|create|press|click|run|"
+    r"choose|select|use|go)\b", re.IGNORECASE)
+# Words that make a state a hedge or a negation: "It would be in your workspace", "The file is not ready".
+_HEDGE = re.compile(r"\b(not|never|no|nothing|nowhere|cannot|would|could|might|may|nicht|nie|pas|jamais|nunca)\b",
+                    re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(if|once|after|when|unless|until|before|wenn|falls|si|cuando)\b", re.IGNORECASE)
+_LOOKBACK_WORDS = 4
+
+
+def instruction(sentence: str) -> bool:
+    """Whether ``sentence`` tells the user what to do or what happens on a condition (then where a file
+    is, or will be, is no claim that it was written)."""
+    return bool(_INSTRUCTION.match(sentence) or _CONDITIONAL.search(sentence))
+
+
+def state_claims(sentence: str) -> list[int]:
+    """Where in ``sentence`` (folded, names mended) it says a file is ready, available or somewhere, and
+    not as a hedge, a negation, a condition or an instruction to the user."""
+    if instruction(sentence):
+        return []
+    found = []
+    for claim in _STATES.finditer(sentence):
+        before = re.findall(r"[\w']+", sentence[:claim.start()])[-_LOOKBACK_WORDS:]
+        if not any(_HEDGE.fullmatch(w) or w.lower().endswith("n't") for w in before):
+            inside = re.findall(r"[\w']+", claim.group(0))
+            if not any(_HEDGE.fullmatch(w) or w.lower().endswith("n't") for w in inside):
+                found.append(claim.start())
+    return found
