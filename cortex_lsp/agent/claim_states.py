@@ -20,20 +20,27 @@ _PLACE = (r"(?:(?:your|the|this|my|our)\s+(?:\w+\s+)?(?:workspace|folder|directo
           r"root|explorer|sidebar|disk|drive)|disk|your\s+files)")
 _BE = r"(?:'s|'re|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+should\s+be|\s+now)"
 _READY = (r"(?:ready|available|accessible|in\s+place|there|on\s+(?:the\s+|your\s+)?dis[kc]|all\s+set|"
-          r"good\s+to\s+go|waiting\s+for\s+you|up\s+and\s+ready|prepared|set\s+up|done)")
+          r"good\s+to\s+go|waiting\s+for\s+you|up\s+and\s+ready|prepared|set\s+up|done)"
+          # "ready to be saved", "ready for you to copy": what the user can do, not what was done
+          r"(?!\s+(?:to\s+(?:be|save|copy|paste|create|download)|for\s+you\s+to)\b)")
+# The same in German, French, Spanish, Italian: "Die Datei ist fertig.", "Le fichier est prêt."
+_READY_ELSEWHERE = (r"\s+(?:ist|sind|est|sont|está|esta|están|è|sono)\s+(?:jetzt\s+|maintenant\s+|ahora\s+|ora\s+)?"
+                    r"(?:fertig|bereit|verfügbar|prête?s?|disponibles?|list[oa]s?|pront[oa]|disponibili)\b")
+_SUBJECT = rf"(?:\b{_FILE}\b|(?<![\w/.-]){_NAME}\b)[`'\"*]*"   # "the file", "`haiku.md`"
 
 _STATES = re.compile(
     "|".join((
-        # "Your file is ready.", "The file has been made available.", "haiku.md is now there."
-        rf"(?:\b{_FILE}\b|(?<![\w/.-]){_NAME}\b)[^.!?;]{{0,30}}?{_BE}(?:\s+now)?(?:\s+(?:made|fully|all))?\s+{_READY}\b",
-        # "Done — it's in your workspace now.", "Everything is saved in the project folder."
-        rf"\b(?:it|they|everything|all|{_FILE}|{_NAME}){_BE}(?:\s+now)?(?:\s+(?:saved|stored|sitting|waiting|located|"
-        rf"available|placed|ready))?\s+(?:in|inside|under|at|on|to)\s+{_PLACE}\b",
-        # "You can find it in the folder.", "You'll see the file in your workspace."
-        rf"\b(?:find|see|spot|locate|access)\s+(?:it|them|this|that|everything|(?:the|your|a|new)\s+(?:new\s+)?{_FILE})"
-        rf"\s+(?:(?:right|now)\s+)?(?:in|inside|under|at|on)\s+{_PLACE}\b",
+        # "Your file is ready.", "The file has been made available.", "`haiku.md` is now there."
+        rf"{_SUBJECT}[^.!?;]{{0,30}}?{_BE}(?:\s+now)?(?:\s+(?:made|fully|all))?\s+{_READY}\b",
+        rf"{_SUBJECT}{_READY_ELSEWHERE}",
+        # "Done — it's in your workspace now.", "It's all set in haiku.md.", "haiku.md is in the project folder."
+        rf"(?:\b(?:it|they|everything|all)\b|{_SUBJECT}){_BE}(?:\s+now)?(?:\s+(?:saved|stored|sitting|waiting|located|"
+        rf"available|placed|ready|all\s+set))?\s+(?:in|inside|under|at|on|to)\s+(?:{_PLACE}\b|[`'\"*]*{_NAME}\b)",
+        # "You can find it in the folder.", "You should now see haiku.md in your workspace."
+        rf"\b(?:find|see|spot|locate|access)\s+(?:it|them|this|that|everything|[`'\"*]*{_NAME}[`'\"*]*|"
+        rf"(?:the|your|a|new)\s+(?:new\s+)?{_FILE})\s+(?:(?:right|now)\s+)?(?:in|inside|under|at|on)\s+{_PLACE}\b",
         # "A new file now exists.", "haiku.md now exists in your workspace."
-        rf"(?:\b{_FILE}\b|(?<![\w/.-]){_NAME}\b)\s+(?:now\s+)?exists\b",
+        rf"{_SUBJECT}\s+(?:now\s+)?exists\b",
     )),
     re.IGNORECASE,
 )

@@ -43,7 +43,7 @@ _STORE = (r"saved|stored|persisted|gespeichert|abgespeichert|enregistr[ée]e?s?|
 _MAKE = (r"wrote|written|created|updated|replaced|overwritten|overwrote|appended|exported|put|placed|added|"
          r"recorded|made|generated|committed|geschrieben|erstellt|angelegt|aktualisiert|[ée]crite?s?|"
          r"cr[ée]{2}e?s?|escrit[oa]s?|cread[oa]s?|cre[ée]|escrib[ií]|actualizad[oa]s?|scritt[oa]|creat[oa]|"
-         r"geschreven|aangemaakt")
+         r"geschreven|aangemaakt|dropped|popped|tucked|stashed|pasted|inserted|copied|dumped|uploaded")
 _CLAIM = re.compile(rf"\b(?:(?P<store>{_STORE})|{_MAKE})\b|\bedits?\s+(?:was\s+|were\s+|has\s+been\s+)?applied\b",
                     re.IGNORECASE)
 # A sentence that says the write did NOT happen, or only might, is not a claim.
