@@ -12,6 +12,10 @@ too when the run read that file (it exists): "notes.md is ready to read".
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from cortex_lsp.agent.claim_text import fold, mend_names
 
 # Words for a stored file (not "poem", "script" or "note": "Your poem is ready:" shows the poem).
 _FILE = r"(?:files?|documents?|datei(?:en)?|fichiers?|archivos?|bestand(?:en)?)"
@@ -76,3 +80,26 @@ def state_claims(sentence: str) -> list[int]:
             if not any(_HEDGE.fullmatch(w) or w.lower().endswith("n't") for w in inside):
                 found.append(claim.start())
     return found
+
+
+_NAMED = re.compile(rf"(?<![\w/.-])({_NAME})(?![\w/-])")
+
+
+def present_files(answer: str, roots: Sequence[Path]) -> tuple[str, ...]:
+    """The file names in ``answer`` that are files inside one of the workspace ``roots`` now (only looked
+    up, never read; a name that leaves its root, through ``..`` or a link, is not one)."""
+    found: list[str] = []
+    if not roots:
+        return ()
+    for name in dict.fromkeys(m.group(1) for m in _NAMED.finditer(mend_names(fold(answer)))):
+        relative = name.lstrip("/")
+        for root in roots:
+            try:
+                base = root.resolve()
+                path = (base / relative).resolve()
+                if path.is_relative_to(base) and path.is_file():
+                    found.append(name)
+                    break
+            except (OSError, ValueError):
+                continue
+    return tuple(found)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import PurePosixPath
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-from cortex_lsp.agent.claim_states import instruction, state_claims
+from cortex_lsp.agent.claim_states import instruction, present_files, state_claims
 from cortex_lsp.agent.claim_text import EXTENSION_AHEAD, fold, mend_names, prose_and_code
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.grants import WriteGrant
@@ -84,11 +84,15 @@ class WriteLedger:
     not_written: tuple[tuple[str, str], ...]
     #: sent to the editor, but the run was cancelled before it answered: neither written nor not
     unknown: tuple[str, ...] = ()
-    #: files the run read: they exist, so "notes.md is ready to read" points at one, it claims no write
-    read: tuple[str, ...] = ()
+    #: files the run read or found in the workspace: "notes.md is ready to read" points at one of them
+    existing: tuple[str, ...] = ()
 
-    def has_read(self, name: str) -> bool:
-        return any(_same(r, name, whole=False) for r in self.read)
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is a file that was there without a write of this run (a file whose write failed
+        or is unknown is not: "haiku.md is ready" after a declined overwrite is a false claim)."""
+        if any(_same(path, name, whole=False) for path, _ in self.not_written) or self.is_unknown(name):
+            return False
+        return any(_same(e, name, whole=False) for e in self.existing)
 
     @property
     def attempted(self) -> bool:
@@ -181,10 +185,10 @@ def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
     written_names = {PurePosixPath(n).name for n in written}
     missed = [(n, why) for n, why in missed if PurePosixPath(n).name not in written_names]
     unknown = [n for n in unknown if PurePosixPath(n).name not in written_names]
-    read = [str(c.arguments["path"]).strip() for c in tool_calls
+    read = [str(c.arguments["path"]).strip().lstrip("./") for c in tool_calls
             if c.tool == READ_TOOL and c.success and isinstance(c.arguments, dict) and c.arguments.get("path")]
     return WriteLedger(written=tuple(written), not_written=tuple(missed), unknown=tuple(unknown),
-                       read=tuple(dict.fromkeys(read)))
+                       existing=tuple(dict.fromkeys(read)))
 
 
 def _negated(text: str, start: int, words: re.Pattern[str] = _NOT_A_CLAIM) -> bool:
@@ -233,7 +237,7 @@ def _stated(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str]
     if not state_claims(sentence):
         return None
     if names:
-        false = [n for n in names if not book.has_written(n) and not book.has_read(n)]
+        false = [n for n in names if not book.has_written(n) and not book.exists(n)]
         return false or None
     return None if book.written else []
 
@@ -307,10 +311,13 @@ def with_chosen_ledger(honest: HonestAnswer, book: WriteLedger, chosen: Sequence
 
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
                   roots: Sequence[str] = (), *, grant: WriteGrant | None = None,
-                  locations: bool = True) -> HonestAnswer:
+                  locations: bool = True, existing: Sequence[str] = ()) -> HonestAnswer:
     """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
-    wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
+    wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file).
+    ``existing``: files that were in the workspace before the run (saying one is ready claims no write)."""
     book = ledger(edits, tool_calls, roots)
+    if existing:
+        book = replace(book, existing=(*book.existing, *existing))
     chosen = chosen_names(book, grant)
     if chosen:
         answer = claims_of_chosen(answer, book, chosen)
@@ -350,14 +357,17 @@ def made_something(intent: Intent) -> bool:
     return intent.wants(*_MAKING_VERBS) or not any(a.grants for a in intent.actions)
 
 
-def honest_for_record(answer: str, record: RunRecord, words: str | None = None) -> str:
+def honest_for_record(answer: str, record: RunRecord, words: str | None = None,
+                      roots: Sequence[Path] = ()) -> str:
     """The kernel's one call: the corrected answer; the ledger lines go into the run's notes.
 
     ``words`` are the user's own words (their write grant tells whether the agent chose a file's name;
-    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim)."""
+    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim); ``roots``
+    are the workspace's: a file named in the answer that is there already may be called ready."""
     intent = parse_intent(words) if words else None
     grant = intent.write_grant if intent else None
     honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant,
-                           locations=intent is None or made_something(intent))
+                           locations=intent is None or made_something(intent),
+                           existing=present_files(answer, roots))
     record.notes.extend(n for n in honest.notes if n not in record.notes)
     return honest.text

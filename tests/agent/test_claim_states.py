@@ -6,8 +6,11 @@ sentence (a how-to, a hedge, a refusal, code, a true claim, a pointer at a file 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from cortex_lsp.agent.claim_states import present_files
 from cortex_lsp.agent.claim_text import mend_names
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.agent.write_claims import honest_for_record
@@ -124,3 +127,23 @@ def test_the_table_covers_both_directions() -> None:
 ])
 def test_broken_names_are_mended_for_reading_only(text: str, mended: str) -> None:
     assert mend_names(text) == mended
+
+
+@pytest.mark.parametrize(("answer", "edits", "kept"), [
+    ("notes.md is ready in your workspace.", [], True),             # it was there before the run
+    ("`notes. md` is in the project folder.", [], True),
+    ("notes.md is ready.", [EditOutcome(uri="file:///ws/notes.md", kind="replace", applied=False,
+                                        reason="Not written: the editor declined it.")], False),  # a declined overwrite
+    ("haiku.md is ready in your workspace.", [], False),            # not there
+    ("I saved notes.md.", [], False),                               # a verb of saving is a claim whatever exists
+])
+def test_a_file_already_in_the_workspace_may_be_called_ready(tmp_path: Path, answer: str,
+                                                             edits: list[EditOutcome], kept: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    (tmp_path / "outside.md").write_text("x\n", encoding="utf-8")
+    record = RunRecord(session_id="s", edits=list(edits))
+    text = honest_for_record(answer, record, ASKED, [ws])
+    assert (text == answer) is kept, text
+    assert present_files("outside.md, ../outside.md, /outside.md and notes. md", [ws]) == ("notes.md",)
