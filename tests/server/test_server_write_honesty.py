@@ -140,3 +140,19 @@ async def test_a_ready_or_broken_name_claim_with_no_write_is_corrected(model: Sc
     assert lines[4] == "[No file was written.] [haiku.md was not written (no write of this file happened in this run).]"
     assert lines[-1] == "- Written: nothing."
     assert "Written: nothing." in result["notes"]
+
+
+async def test_a_file_already_in_the_workspace_may_be_called_ready(model: ScriptedModelServer,
+                                                                  tmp_path: Path) -> None:
+    """No write; the answer points at a file that was there before the run: nothing is corrected."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    answer = "Leaves fall slowly. Your notes.md is ready in your workspace, as before."
+    model.on(Reply(content=answer), contains="haiku", times=None)
+    async with lsp_session(model, tmp_path) as client:
+        result = await ask(client, "Write a haiku about autumn.")
+        assert client.rec.edits == []
+    assert result["answer"] == answer
+    assert (ws / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
+    assert "Written: nothing." not in result["notes"]
