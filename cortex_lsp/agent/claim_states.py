@@ -21,12 +21,16 @@ from cortex_lsp.agent.claim_text import fold, mend_names
 _FILE = r"(?:files?|documents?|datei(?:en)?|fichiers?|archivos?|bestand(?:en)?)"
 _NAME = r"(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}"
 _PLACE = (r"(?:(?:your|the|this|my|our)\s+(?:\w+\s+)?(?:workspace|folder|directory|project|repo|repository|"
-          r"root|explorer|sidebar|disk|drive)|disk|your\s+files)")
+          r"root|explorer|sidebar|disk|drive)|disk|your\s+files)"
+          # "the workspace settings", "your project's requirements": a part of the place, not the place
+          r"(?!['\w]|\s+(?:settings|configuration|config|view|panel|menu|tab|toolbar|search|trust)\b)")
 _BE = r"(?:'s|'re|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+should\s+be|\s+now)"
 _READY = (r"(?:ready|available|accessible|in\s+place|there|on\s+(?:the\s+|your\s+)?dis[kc]|all\s+set|"
           r"good\s+to\s+go|waiting\s+for\s+you|up\s+and\s+ready|prepared|set\s+up|done)"
           # "ready to be saved", "ready for you to copy": what the user can do, not what was done
-          r"(?!\s+(?:to\s+(?:be|save|copy|paste|create|download)|for\s+you\s+to)\b)")
+          r"(?!\s+(?:to\s+(?:be|save|copy|paste|create|download)|for\s+you\s+to)\b)"
+          # "The file is available on GitHub": somewhere else, not written here
+          r"(?!\s+(?:on|at|from|via)\s+(?:github|gitlab|pypi|npm|crates|the\s+(?:web|internet)|online|https?:))")
 # The same in German, French, Spanish, Italian: "Die Datei ist fertig.", "Le fichier est prêt."
 _READY_ELSEWHERE = (r"\s+(?:ist|sind|est|sont|está|esta|están|è|sono)\s+(?:jetzt\s+|maintenant\s+|ahora\s+|ora\s+)?"
                     r"(?:fertig|bereit|verfügbar|prête?s?|disponibles?|list[oa]s?|pront[oa]|disponibili)\b")

@@ -87,6 +87,8 @@ ROWS = [
     ("Here is a file you can save as haiku.md:", [], [], ASKED, None),
     ("haiku.md does not exist yet.", [], [], ASKED, None),
     ("There is no file in your workspace.", [], [], ASKED, None),
+    ("The file is available on GitHub.", [], [], "Write a script that downloads the dataset", None),
+    ("They're in the workspace settings.", [], [], ASKED, None),
     ("I finished. Then I checked the metre.", [], [], ASKED, None),
     ("The parse function is in the src folder; you can find it in the project folder.", [], [],
      "Where is the parse function defined?", None),
