@@ -6,6 +6,11 @@ that before detection (NFKC, format characters dropped, Cyrillic/Greek look-alik
 mapped to the letters they look like); the answer shown to the user keeps its own characters unless a
 claim in it is replaced. :func:`prose_and_code` splits an answer into prose and fenced code blocks: code
 is never rewritten (``f.write(...)`` or ``# saved to out.txt`` in a snippet is not a claim).
+
+A file name can be hidden the same way: "haiku. md", "haiku .md", "`haiku`.md", "haiku dot md", a
+Markdown link ``[the poem](./haiku.md)``. :func:`mend_names` writes such a name back as ``haiku.md`` (only
+before a known file extension, so "I finished. Then" stays two words), and :data:`EXTENSION_AHEAD` tells
+the sentence splitter not to cut a sentence at "haiku. md".
 """
 
 from __future__ import annotations
@@ -34,6 +39,19 @@ _LOOK_ALIKES = {
 _FOLD = str.maketrans(_LOOK_ALIKES)
 # Variation selectors and the combining grapheme joiner draw nothing (category Mn, not Cf).
 _INVISIBLE_MARKS = re.compile("[\u034f\u180b-\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+# Extensions a broken name is mended before (lower case, two letters or more: "haiku. C" is a sentence).
+_EXTENSIONS = ("md|markdown|txt|text|rst|py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|yaml|yml|toml|ini|cfg|conf|"
+               "csv|tsv|html|htm|css|scss|xml|svg|sh|bash|zsh|ps1|bat|sql|log|tex|rs|go|java|kt|rb|php|swift|"
+               "cpp|hpp|cc|cs|lua|pl|env|lock|pdf|docx|odt|rtf|org|adoc|pem|key|png|jpg|gif")
+#: A lookahead: what follows is a file extension standing alone ("haiku. md" is one sentence).
+EXTENSION_AHEAD = rf"(?:{_EXTENSIONS})(?![\w.-]|\.\w)"
+# A stem, then odd separators (quotes/backticks/emphasis around it, spaces around the dot, "dot"), then an
+# extension: "haiku. md", "haiku .md", "`haiku`.md", "'haiku'.txt", "**haiku**.md", "haiku dot md".
+_BROKEN_NAME = re.compile(
+    rf"(?<![\w/.-])((?:[\w-]+/)*[\w-]*\w)[`'\"*_]*(?:[ \t]*\.[ \t]*|[ \t]+dot[ \t]+)[`'\"*_]*({_EXTENSIONS})"
+    r"(?![\w-]|\.\w)")
+# A Markdown link to a file: the link text, then its target without a file:// scheme or a leading ./
+_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?(?:file://)?(?:\./)?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*(?:\n|\Z)|\Z)",
                     re.MULTILINE | re.DOTALL)
 
@@ -60,3 +78,11 @@ def prose_and_code(answer: str) -> list[tuple[str, bool]]:
     if at < len(answer):
         pieces.append((answer[at:], False))
     return pieces
+
+
+def mend_names(text: str) -> str:
+    """``text`` (already folded) with broken file names written whole: "haiku. md" and "`haiku`.md" become
+    ``haiku.md``, a Markdown link ``[the poem](./haiku.md)`` becomes "the poem (haiku.md)". Used only
+    to read claims; the answer keeps its own text."""
+    text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
+    return _BROKEN_NAME.sub(lambda m: f"{m.group(1)}.{m.group(2)}", text)

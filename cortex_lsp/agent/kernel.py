@@ -428,7 +428,8 @@ class AgentKernel:
         steered: bool,
     ) -> AgentResult:
         deps = self.deps
-        answer = honest_for_record(answer, record, ctx.words)  # an answer never claims a write that did not happen
+        # an answer never claims a write that did not happen (a file already in the workspace may be called ready)
+        answer = honest_for_record(answer, record, ctx.words, deps.workspace.roots)
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

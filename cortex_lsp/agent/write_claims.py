@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import PurePosixPath
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-from cortex_lsp.agent.claim_text import fold, prose_and_code
+from cortex_lsp.agent.claim_states import instruction, present_files, state_claims
+from cortex_lsp.agent.claim_text import EXTENSION_AHEAD, fold, mend_names, prose_and_code
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.ports import EditOutcome
 
 WRITE_TOOL = "write_file"
+READ_TOOL = "read_file"
 _MAKING_VERBS = ("save", "create", "write", "replace", "update", "overwrite", "append")
 
 # Storage verbs: past/perfect forms that claim a file was stored, with or without a file named
@@ -41,7 +43,7 @@ _STORE = (r"saved|stored|persisted|gespeichert|abgespeichert|enregistr[ée]e?s?|
 _MAKE = (r"wrote|written|created|updated|replaced|overwritten|overwrote|appended|exported|put|placed|added|"
          r"recorded|made|generated|committed|geschrieben|erstellt|angelegt|aktualisiert|[ée]crite?s?|"
          r"cr[ée]{2}e?s?|escrit[oa]s?|cread[oa]s?|cre[ée]|escrib[ií]|actualizad[oa]s?|scritt[oa]|creat[oa]|"
-         r"geschreven|aangemaakt")
+         r"geschreven|aangemaakt|dropped|popped|tucked|stashed|pasted|inserted|copied|dumped|uploaded")
 _CLAIM = re.compile(rf"\b(?:(?P<store>{_STORE})|{_MAKE})\b|\bedits?\s+(?:was\s+|were\s+|has\s+been\s+)?applied\b",
                     re.IGNORECASE)
 # A sentence that says the write did NOT happen, or only might, is not a claim.
@@ -67,11 +69,11 @@ _LOCATION = re.compile(
 _TICKED = re.compile(r"[`*'\"]*\s*(?:[:\-–—]|->|→)?\s*[✅✔✓☑]")
 # "you can find it in FILE" is a claim: only a true negation cancels a location.
 _NEGATION = re.compile(r"\b(not|never|cannot|nicht|nie|pas|jamais|no|nunca|nothing|nowhere)\b", re.IGNORECASE)
-_CONDITIONAL = re.compile(r"\b(if|once|after|when|unless|wenn|falls|si|cuando)\b", re.IGNORECASE)
 # Storage that is not a file: the agent's memory, saved time.
 _NOT_A_FILE = re.compile(r"\b(memory|memories|remember|time|gedächtnis|mémoire|memoria)\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|while|whereas|although|aber|mais|pero)\s+", re.IGNORECASE)
-_BREAK = re.compile(r"((?<=[.!?])[ \t]+|\n)")
+# Sentences end at . ! ? and a line break, but "haiku. md" is one file name, not two sentences.
+_BREAK = re.compile(rf"((?<=[!?])[ \t]+|(?<=\.)[ \t]+(?![ \t]|{EXTENSION_AHEAD})|\n)")
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,15 @@ class WriteLedger:
     not_written: tuple[tuple[str, str], ...]
     #: sent to the editor, but the run was cancelled before it answered: neither written nor not
     unknown: tuple[str, ...] = ()
+    #: files the run read or found in the workspace: "notes.md is ready to read" points at one of them
+    existing: tuple[str, ...] = ()
+
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is a file that was there without a write of this run (a file whose write failed
+        or is unknown is not: "haiku.md is ready" after a declined overwrite is a false claim)."""
+        if any(_same(path, name, whole=False) for path, _ in self.not_written) or self.is_unknown(name):
+            return False
+        return any(_same(e, name, whole=False) for e in self.existing)
 
     @property
     def attempted(self) -> bool:
@@ -174,7 +185,10 @@ def ledger(edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
     written_names = {PurePosixPath(n).name for n in written}
     missed = [(n, why) for n, why in missed if PurePosixPath(n).name not in written_names]
     unknown = [n for n in unknown if PurePosixPath(n).name not in written_names]
-    return WriteLedger(written=tuple(written), not_written=tuple(missed), unknown=tuple(unknown))
+    read = [str(c.arguments["path"]).strip().lstrip("./") for c in tool_calls
+            if c.tool == READ_TOOL and c.success and isinstance(c.arguments, dict) and c.arguments.get("path")]
+    return WriteLedger(written=tuple(written), not_written=tuple(missed), unknown=tuple(unknown),
+                       existing=tuple(dict.fromkeys(read)))
 
 
 def _negated(text: str, start: int, words: re.Pattern[str] = _NOT_A_CLAIM) -> bool:
@@ -192,7 +206,7 @@ def _clause_claim(clause: str, book: WriteLedger, sentence_names: Sequence[str])
                 make = True
     if not (store or make):
         return None
-    names = [m.group(1) for m in _FILE_NAME.finditer(clause)] or list(sentence_names)
+    names = list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(clause))) or list(sentence_names)
     if names:
         false = [n for n in names if not book.has_written(n)]
         return false or None
@@ -205,7 +219,7 @@ def _clause_claim(clause: str, book: WriteLedger, sentence_names: Sequence[str])
 def _located(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str] | None:
     """Names an unwritten file as where the text now is ("you can find it in haiku.md", "haiku.md ✅")."""
     false = [n for n in names if not book.has_written(n)]
-    if not false or _CONDITIONAL.search(sentence):
+    if not false or instruction(sentence):
         return None
     for where in _LOCATION.finditer(sentence):
         if not _negated(sentence, where.start(), _NEGATION):
@@ -216,11 +230,23 @@ def _located(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str
     return None
 
 
+def _stated(sentence: str, names: Sequence[str], book: WriteLedger) -> list[str] | None:
+    """Says a file is ready, available or in the workspace ("Your file is ready.", "it's in your workspace
+    now") when it was not written: the named files neither written nor read in this run, or ``[]`` for
+    an unnamed file when nothing was written."""
+    if not state_claims(sentence):
+        return None
+    if names:
+        false = [n for n in names if not book.has_written(n) and not book.exists(n)]
+        return false or None
+    return None if book.written else []
+
+
 def _false_claim(raw: str, book: WriteLedger, locations: bool = True) -> list[str] | None:
     """The file names a sentence falsely claims were written (``[]`` = an unnamed false claim), or None.
 
     The sentence is read folded (:func:`fold`): look-alike letters and invisible characters hide nothing."""
-    sentence = fold(raw)
+    sentence = mend_names(fold(raw))
     if sentence.rstrip().endswith("?"):
         return None
     names = list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(sentence)))
@@ -231,7 +257,8 @@ def _false_claim(raw: str, book: WriteLedger, locations: bool = True) -> list[st
             found = (found or []) + [n for n in false if n not in (found or [])]
     if found is not None or not locations:
         return found
-    return _located(sentence, names, book)
+    located = _located(sentence, names, book)
+    return located if located is not None else _stated(sentence, names, book)
 
 
 def _sentences(answer: str) -> list[tuple[str, bool]]:
@@ -284,10 +311,13 @@ def with_chosen_ledger(honest: HonestAnswer, book: WriteLedger, chosen: Sequence
 
 def honest_answer(answer: str, edits: Sequence[EditOutcome], tool_calls: Sequence[ToolCallRecord],
                   roots: Sequence[str] = (), *, grant: WriteGrant | None = None,
-                  locations: bool = True) -> HonestAnswer:
+                  locations: bool = True, existing: Sequence[str] = ()) -> HonestAnswer:
     """``answer`` with every false write claim replaced, plus the ledger when a write failed or a claim was
-    wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file)."""
+    wrong, or when a write under an unnamed ``grant`` happened (the answer must name the chosen file).
+    ``existing``: files that were in the workspace before the run (saying one is ready claims no write)."""
     book = ledger(edits, tool_calls, roots)
+    if existing:
+        book = replace(book, existing=(*book.existing, *existing))
     chosen = chosen_names(book, grant)
     if chosen:
         answer = claims_of_chosen(answer, book, chosen)
@@ -327,14 +357,17 @@ def made_something(intent: Intent) -> bool:
     return intent.wants(*_MAKING_VERBS) or not any(a.grants for a in intent.actions)
 
 
-def honest_for_record(answer: str, record: RunRecord, words: str | None = None) -> str:
+def honest_for_record(answer: str, record: RunRecord, words: str | None = None,
+                      roots: Sequence[Path] = ()) -> str:
     """The kernel's one call: the corrected answer; the ledger lines go into the run's notes.
 
     ``words`` are the user's own words (their write grant tells whether the agent chose a file's name;
-    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim)."""
+    a question or a read-only request makes "you can find it in FILE" a pointer, not a claim); ``roots``
+    are the workspace's: a file named in the answer that is there already may be called ready."""
     intent = parse_intent(words) if words else None
     grant = intent.write_grant if intent else None
     honest = honest_answer(answer, record.edits, record.tool_calls, grant=grant,
-                           locations=intent is None or made_something(intent))
+                           locations=intent is None or made_something(intent),
+                           existing=present_files(answer, roots))
     record.notes.extend(n for n in honest.notes if n not in record.notes)
     return honest.text

@@ -106,3 +106,53 @@ async def test_review_time_does_not_count_against_the_run_budget(model: Scripted
     assert [e["applied"] for e in result["edits"]] == [True]
     assert result["stop_reason"] == "answered"
     assert result["answer"] == BOAST
+
+
+async def test_a_file_is_ready_claim_after_a_declined_write_is_corrected(model: ScriptedModelServer,
+                                                                         tmp_path: Path) -> None:
+    """The write is declined; the model then claims, naming no file and no verb of saving, that it exists."""
+    _script_write_then_boast(model, "haiku.md")
+    model.on(Reply(content="Your file is ready. Leaves fall slowly."), contains="[write_file result]",
+             times=None, first=True)
+    async with lsp_session(model, tmp_path, direct_plans=False, apply_mode="decline") as client:
+        result = await ask(client, "Write a haiku about autumn and save it to haiku.md")
+        assert len(client.rec.edits) == 1
+    assert not (tmp_path / "ws" / "haiku.md").exists()
+    assert [e["applied"] for e in result["edits"]] == [False]
+    assert "Your file is ready" not in result["answer"]
+    assert result["answer"].startswith("[No file was written.] Leaves fall slowly.")
+    assert "Written: nothing." in result["notes"]
+    assert any(n.startswith("Not written: haiku.md") for n in result["notes"])
+
+
+async def test_a_ready_or_broken_name_claim_with_no_write_is_corrected(model: ScriptedModelServer,
+                                                                       tmp_path: Path) -> None:
+    """No write at all; the model says the file is ready, in the workspace, and saved as "haiku. md"."""
+    boast = "Here is your haiku.\n\nLeaves fall slowly\n\nYour file is ready. I saved it as haiku. md"
+    model.on(Reply(content=boast), contains="haiku", times=None)
+    async with lsp_session(model, tmp_path) as client:
+        result = await ask(client, "Write a haiku about autumn.")
+        assert client.rec.edits == []
+    assert not (tmp_path / "ws" / "haiku.md").exists()
+    assert result["edits"] == []
+    lines = result["answer"].splitlines()
+    assert lines[:3] == ["Here is your haiku.", "", "Leaves fall slowly"], "the rest of the answer stays"
+    assert lines[4] == "[No file was written.] [haiku.md was not written (no write of this file happened in this run).]"
+    assert lines[-1] == "- Written: nothing."
+    assert "Written: nothing." in result["notes"]
+
+
+async def test_a_file_already_in_the_workspace_may_be_called_ready(model: ScriptedModelServer,
+                                                                  tmp_path: Path) -> None:
+    """No write; the answer points at a file that was there before the run: nothing is corrected."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    answer = "Leaves fall slowly. Your notes.md is ready in your workspace, as before."
+    model.on(Reply(content=answer), contains="haiku", times=None)
+    async with lsp_session(model, tmp_path) as client:
+        result = await ask(client, "Write a haiku about autumn.")
+        assert client.rec.edits == []
+    assert result["answer"] == answer
+    assert (ws / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
+    assert "Written: nothing." not in result["notes"]
