@@ -234,7 +234,7 @@ class CortexServer(LanguageServer):
 
     async def aclose(self) -> None:
         await self.runs.aclose()
-        for value in self._services.values():
+        for value in list(self._services.values()):  # a service may be added while one closes
             closer = getattr(value, "aclose", None)
             if closer is not None:
                 try:

@@ -112,6 +112,40 @@ async function screenshot(page, name) {
   }
 }
 
+// A screenshot of the status bar alone (the Cortex item's states).
+async function statusBarShot(page, name) {
+  try {
+    const file = path.join(scenario.work, `${name}.png`);
+    await page.locator(".part.statusbar").screenshot({ path: file });
+    out.screenshots.push(file);
+  } catch {
+    // best effort
+  }
+}
+
+// The Cortex status-bar item: its text and background colour.
+async function cortexStatus(page) {
+  const item = page.locator(".statusbar-item", { hasText: "Cortex" }).first();
+  return {
+    text: await item.innerText(),
+    background: await item.evaluate((el) => getComputedStyle(el).backgroundColor),
+    bar_background: await page.locator(".part.statusbar").evaluate((el) => getComputedStyle(el).backgroundColor),
+  };
+}
+
+// Cortex progress notifications still on screen ("Cortex: Ask: …", "Cortex: Explain …") a moment after
+// the answer showed: none may remain (VS Code keeps a progress notification ≥ 800 ms after it opened).
+async function progressToastsAfter(page, label) {
+  await sleep(3000);
+  const texts = await page.locator(".notification-toast").allInnerTexts();
+  const left = texts.filter((t) => /Cortex: (Ask|Explain)/.test(t));
+  out.progress_toasts_after = out.progress_toasts_after || {};
+  out.progress_toasts_after[label] = left;
+  if (left.length) {
+    await screenshot(page, `progress-left-${label}`);
+  }
+}
+
 // Text of every frame (the answer view is a webview: nested iframes).
 async function framesText(page) {
   const texts = [];
@@ -328,6 +362,7 @@ async function main() {
     await until("the explain answer in the Cortex view", async () => (await framesText(page)).includes(scenario.explainAnswer), 60000, 500);
   });
   await screenshot(page, "after-explain");
+  await progressToastsAfter(page, "explain");
 
   if (scenario.chatMessage) {
     await step("chat_view_followup", async () => {
@@ -341,6 +376,8 @@ async function main() {
       out.status_bar = await page.locator(".statusbar-item", { hasText: "Cortex" }).allInnerTexts();
     });
     await screenshot(page, "chat-view");
+    await progressToastsAfter(page, "chat");
+    await screenshot(page, "chat-view-later");
   }
 
   if (scenario.codeMessage) {
@@ -376,6 +413,7 @@ async function main() {
       info.tool_body = await details.locator(".tool-body").innerText();
       await details.scrollIntoViewIfNeeded();
       await screenshot(page, "chat-code-highlight");
+      await progressToastsAfter(page, "code");
       // the citation opens calc.py at line 4
       await frame.locator('a[href="#cortex-open:calc.py:4"]').last().click();
       const cursor = page.locator('[id="status.editor.selection"]');
@@ -495,6 +533,12 @@ async function main() {
           await errorToasts.first().waitFor({ state: "visible", timeout: 15000 });
           out.model_down_toast = await errorToasts.first().innerText();
           await screenshot(page, "model-down");
+          // the status bar shows the outage (error colours) while the model is down
+          out.status_down = await until("the status bar in its model-down state", async () => {
+            const seen = await cortexStatus(page);
+            return /model down/.test(seen.text) ? seen : undefined;
+          }, 15000, 250);
+          await statusBarShot(page, "status-down");
         }
       }
       await sleep(1000);
@@ -557,6 +601,12 @@ async function main() {
       await until("the answer from the new model server", async () => (await framesText(page)).includes(scenario.backAnswer), 60000, 500);
       out.after_url_change = (await framesText(page)).slice(-2000);
       out.server_starts = countInLogs(path.join(userData, "logs"), /Cortex\.log$/, /^Starting /m);
+      // the answer cleared the outage from the status bar
+      out.status_recovered = await until("the status bar back from its model-down state", async () => {
+        const seen = await cortexStatus(page);
+        return /model down/.test(seen.text) ? undefined : seen;
+      }, 15000, 250);
+      await statusBarShot(page, "status-recovered");
       await screenshot(page, "after-url-change");
     });
   }

@@ -236,6 +236,12 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
     assert "cortex.ollamaBaseUrl" in toast and "Open Settings" in toast and "Run Doctor" in toast, toast
     assert "model_unavailable" not in toast
     assert out["model_down_toasts"] == 1
+    # the status bar shows the outage while it lasts (error colours, not the bar's own), and the next
+    # answer clears it
+    down, back = out["status_down"], out["status_recovered"]
+    assert "model down" in down["text"], down
+    assert down["background"] not in ("", "rgba(0, 0, 0, 0)", down["bar_background"]), down
+    assert "model down" not in back["text"] and back["background"] != down["background"], back
     assert "Error:" in out["model_down_view"] and "model_unavailable" not in out["model_down_view"]
     # the model URL changed in the Settings editor applies to the next ask, without a restart: the
     # second server answers, and the extension started the server once
@@ -244,6 +250,8 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
     assert out["server_starts"] == 1, out["server_starts"]
     # the long run showed native progress with Cancel, and Cancel stopped it
     assert "Cortex" in out["progress_toast_text"]
+    # no Cortex progress notification is left a few seconds after an answer showed
+    assert out["progress_toasts_after"] == {"explain": [], "chat": [], "code": []}, out["progress_toasts_after"]
     # the explain request carried the selection as data, from the editor
     explain = [r for r in model.chat_requests if "return a + b" in json.dumps(r.get("messages", []))]
     assert explain, "the selected code never reached the model"

@@ -80,6 +80,11 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
     this.runs.stopAll(this.connection.current);
   }
 
+  /** The model-down notice again, with Open Settings / Run Doctor (the status bar's click while down). */
+  showModelProblem(): void {
+    this.runs.showOutage();
+  }
+
   dispose(): void {
     this.runs.dispose();
     this.reviewer.dispose();
@@ -210,6 +215,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("cortex.ui.showAnswer", () => ext.panel.reveal());
   register("cortex.ui.restartServer", () => ext.connection.restart());
   register("cortex.ui.stop", () => ext.stopRuns());
+  register("cortex.ui.modelDown", () => ext.showModelProblem()); // MODEL_DOWN_COMMAND: the status bar's click while down
   register("cortex.ui.acceptEdit", () => ext.reviewer.accept());
   register("cortex.ui.rejectEdit", () => ext.reviewer.reject());
   context.subscriptions.push(

@@ -1,7 +1,8 @@
 /**
  * Agent runs as the user sees them: each ask/explain gets a section in the chat view, a progress
- * notification with Cancel (our own workDoneToken), the busy status bar, and — when the model server
- * is down — one error notification naming the setting to check. `cortex.run` (code in the sandbox,
+ * notification with Cancel for a run that takes a moment (our own workDoneToken), the busy status bar,
+ * and — when the model server is down — one error notification per outage naming the setting to check,
+ * with the status bar in error colours until a run answers again (runState.ts holds the logic). `cortex.run` (code in the sandbox,
  * no agent run) is shown as a note.
  */
 
@@ -11,6 +12,7 @@ import { ExecuteCommandRequest, LanguageClient, WorkDoneProgress, WorkDoneProgre
 import { AnswerPanel } from "./panel";
 import { AgentResult, SERVER_COMMANDS } from "./protocol";
 import { renderRunResult } from "./reports";
+import { ModelHealth, openWhenSlow, outageMessage, PROGRESS_NOTICE_DELAY_MS } from "./runState";
 import { StatusItem } from "./status";
 import { titleFor } from "./titles";
 
@@ -19,7 +21,7 @@ export class RunTracker implements vscode.Disposable {
   readonly status = new StatusItem(() => this.activeTokens.size > 0);
   /** the session of the last run: follow-ups continue it */
   sessionId: string | undefined;
-  private modelDownShown = false;
+  private readonly health = new ModelHealth();
 
   constructor(
     private readonly panel: AnswerPanel,
@@ -66,38 +68,53 @@ export class RunTracker implements vscode.Disposable {
   }
 
   /**
-   * Send an agent command with our own workDoneToken and show its `$/progress` as a notification with
-   * a Cancel button (vscode-languageclient's own display is a status-bar spinner that cannot cancel).
+   * Send an agent command with our own workDoneToken. While it runs the status bar spins (click to stop);
+   * a run still working after PROGRESS_NOTICE_DELAY_MS also shows its `$/progress` as a notification with
+   * Cancel (vscode-languageclient's own display is a status-bar spinner that cannot cancel), closed when
+   * the answer comes. Opened at once, VS Code would keep it on screen 800 ms past a fast answer.
    * Cancel sends `window/workDoneProgress/cancel`; the server stops the run and answers with its result.
    */
-  sendWithProgress(client: LanguageClient, command: string, args: unknown[]): Promise<unknown> {
+  async sendWithProgress(client: LanguageClient, command: string, args: unknown[]): Promise<unknown> {
     const token = `cortex-vscode-${randomUUID()}`;
-    return Promise.resolve(
-      vscode.window.withProgress(
+    let latest: string | undefined;
+    let shown: vscode.Progress<{ message?: string }> | undefined;
+    const listening = client.onProgress(WorkDoneProgress.type, token, (value) => {
+      if (value.kind !== "end" && value.message) {
+        latest = value.message;
+        shown?.report({ message: value.message });
+      }
+    });
+    this.activeTokens.add(token);
+    this.status.show();
+    // the run ends with stop_reason "cancelled" and a result, so the request is not cancelled too
+    const request = Promise.resolve(client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token }));
+    const settled = request.then(() => undefined, () => undefined);
+    const stopWaiting = openWhenSlow(request, PROGRESS_NOTICE_DELAY_MS, () => {
+      void vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Cortex: ${titleFor(command, args)}`, cancellable: true },
-        async (progress, cancel) => {
-          const listening = client.onProgress(WorkDoneProgress.type, token, (value) => {
-            if (value.kind !== "end" && value.message) {
-              progress.report({ message: value.message });
-            }
-          });
+        (progress, cancel) => {
+          shown = progress;
+          if (latest) {
+            progress.report({ message: latest });
+          }
           const cancelling = cancel.onCancellationRequested(() => {
             void client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
           });
-          this.activeTokens.add(token);
-          this.status.show();
-          try {
-            // the run ends with stop_reason "cancelled" and a result, so the request is not cancelled too
-            return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token });
-          } finally {
-            this.activeTokens.delete(token);
-            this.status.show();
-            listening.dispose();
+          return settled.finally(() => {
+            shown = undefined;
             cancelling.dispose();
-          }
+          });
         },
-      ),
-    );
+      );
+    });
+    try {
+      return await request;
+    } finally {
+      stopWaiting();
+      this.activeTokens.delete(token);
+      this.status.show();
+      listening.dispose();
+    }
   }
 
   /** Stop every running ask/explain (window/workDoneProgress/cancel for each). */
@@ -111,34 +128,31 @@ export class RunTracker implements vscode.Disposable {
   }
 
   /**
-   * Model down: one error notification (until a run answers again) naming the setting to check, with
-   * Open Settings and Run Doctor; the chat view shows the server's own explanation as an error.
+   * Model down: one error notification per outage naming the setting to check, with Open Settings and
+   * Run Doctor; the status bar shows the outage (click: the same actions) until a run answers again.
+   * The chat view shows the server's own explanation as an error.
    */
   private noticeModelState(result: AgentResult | undefined): void {
-    if (!result || typeof result.stop_reason !== "string") {
+    const change = this.health.observe(result);
+    this.status.setOutage(this.health.current);
+    if (change === "down") {
+      this.showOutage();
+    }
+  }
+
+  /** The outage's notification with its actions (also the status-bar item's click while down). */
+  showOutage(): void {
+    const outage = this.health.current;
+    if (!outage) {
       return;
     }
-    if (result.stop_reason === "answered") {
-      this.modelDownShown = false;
-      return;
-    }
-    if (result.stop_reason !== "model_unavailable" || this.modelDownShown) {
-      return;
-    }
-    this.modelDownShown = true;
-    const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
-    // short: where it looked and what to check; the server's full advice is in the chat view
-    const url = typeof result.answer === "string" ? /https?:\/\/[^\s)`'"]+/.exec(result.answer)?.[0] : undefined;
-    const where = url ? ` at ${url.replace(/[.,;]+$/, "")}` : "";
-    void vscode.window
-      .showErrorMessage(`Cortex: the model server${where} is not answering. Start it, or check \`${setting}\`.`, "Open Settings", "Run Doctor")
-      .then((choice) => {
-        if (choice === "Open Settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", setting);
-        } else if (choice === "Run Doctor") {
-          this.runDoctor();
-        }
-      });
+    void vscode.window.showErrorMessage(outageMessage(outage), "Open Settings", "Run Doctor").then((choice) => {
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", outage.setting);
+      } else if (choice === "Run Doctor") {
+        this.runDoctor();
+      }
+    });
   }
 
   dispose(): void {
