@@ -5,7 +5,8 @@ file created/changed/deleted) into plain path events (:meth:`DocChanges.changed`
 reads them before a search (:mod:`~cortex_lsp.memory.docfresh`) and re-reads only those paths instead of
 walking the whole folder. A whole walk still happens when it is the only way to be sure:
 
-- the folder has never been walked by this process (changes made while nobody watched are unknown);
+- the folder has never been walked by this process (changes made while nobody watched are unknown),
+  or the index holds nothing for it (a reset; checked by :func:`~cortex_lsp.memory.docfresh.refresh`);
 - the editor cannot report file changes (:attr:`DocChanges.watching` is false: every search walks, as
   before);
 - more than :data:`MAX_PENDING` distinct paths changed since the last search (a branch switch, a build):
@@ -91,19 +92,27 @@ class DocChanges:
         """What to do before a search of ``roots``; the pending paths are handed over (and forgotten)."""
         now = self._clock()
         with self._lock:
-            names = [str(r.resolve()) for r in roots]
             walk_all = not self.watching or self._overflow
             walk = tuple(
-                r for r, name in zip(roots, names, strict=True)
-                if walk_all or name not in self._walked or now - self._walked[name] > self.full_walk_seconds
+                r for r in roots
+                if walk_all or (last := self._walked.get(str(r.resolve()))) is None
+                or now - last > self.full_walk_seconds
             )
-            walked = {str(r.resolve()) for r in walk}
-            paths = tuple(sorted(p for p in self._pending if any(_within(p, n) for n in names)
+            inside = _forms(roots)
+            walked = _forms(walk)
+            paths = tuple(sorted(p for p in self._pending if any(_within(p, n) for n in inside)
                                  and not any(_within(p, w) for w in walked)))
             self._pending.clear()  # outside every root: nothing to index (a folder added later is walked)
-            if walk_all and len(walk) == len(roots):
+            if walk_all:
                 self._overflow = False
             return Refresh(walk=walk, paths=paths)
+
+    def start_watching(self) -> None:
+        """The editor watches files from now on: trust its events, after one more walk of every folder
+        (a change between the last walk and the watcher's start was reported to nobody)."""
+        with self._lock:
+            self.watching = True
+            self._walked.clear()
 
     def give_back(self, paths: Iterable[str]) -> None:
         """A refresh failed before these paths were re-read: keep them for the next one."""
@@ -137,6 +146,12 @@ class DocChanges:
     def pending(self) -> int:
         with self._lock:
             return len(self._pending)
+
+
+def _forms(roots: Sequence[Path]) -> set[str]:
+    """Each root as the editor spells it and resolved (an editor reports paths under a linked folder
+    by the link's name)."""
+    return {str(r) for r in roots} | {str(r.resolve()) for r in roots}
 
 
 def _within(path: str, root: str) -> bool:

@@ -79,7 +79,7 @@ async def _register(ls: CortexServer) -> None:
     except Exception as exc:
         log.info("file watcher not registered (%s): every doc_search walks the folder", exc)
         return
-    doc_changes(ls).watching = True
+    doc_changes(ls).start_watching()
 
 
 def register(server: CortexServer) -> None:

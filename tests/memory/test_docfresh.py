@@ -58,7 +58,7 @@ async def test_a_changed_file_is_found_without_a_walk(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     assert "zanzibarquokka" not in await search(registry, folder, mem_settings, "zanzibarquokka")
     first = changes.counters
@@ -90,7 +90,7 @@ async def test_deleted_files_and_folders_leave_the_index(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     (folder / "part0" / "note4.md").unlink()
@@ -110,7 +110,7 @@ async def test_a_folder_moved_in_is_indexed_from_its_one_event(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     (folder / "new" / "deep").mkdir(parents=True)
@@ -126,7 +126,7 @@ async def test_paths_the_tools_may_not_read_stay_out(
     memory: PersistentMemory, folder: Path, mem_settings: Settings, tmp_path: Path
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     outside = tmp_path / "outside.md"
@@ -149,7 +149,7 @@ async def test_a_burst_of_events_is_coalesced_into_one_bounded_walk(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     changes.changed([str(folder / "part0" / "note0.md")] * 1000)  # one file, a thousand saves
@@ -171,7 +171,7 @@ async def test_an_old_walk_is_repeated_after_the_interval(
 ) -> None:
     clock = Clock()
     changes = DocChanges(clock=clock, full_walk_seconds=300)
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     touch(folder / "part3" / "note3.md", "# Note 3\n\nThe unwatchedemu edit.\n")  # by a program nobody watched
@@ -186,7 +186,7 @@ async def test_unsaved_text_and_closing_without_saving(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
     await search(registry, folder, mem_settings, "ordinary")
     note = folder / "part2" / "note2.md"
@@ -200,9 +200,36 @@ async def test_unsaved_text_and_closing_without_saving(
 
 async def test_an_emptied_index_is_walked_again(memory: PersistentMemory, folder: Path) -> None:
     changes = DocChanges()
-    changes.watching = True
+    changes.start_watching()
     await refresh(memory.doc_index, [folder], changes)
     await memory.doc_index.reset()  # cortex.memory.reset, or another data folder
     fresh = await refresh(memory.doc_index, [folder], changes)
     assert fresh.walk is not None and fresh.walk.indexed == FILES
     assert changes.counters.walks == 2
+
+
+async def test_a_folder_opened_through_a_link_gets_its_events(
+    memory: PersistentMemory, folder: Path, mem_settings: Settings, tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    linked.symlink_to(folder)  # the editor opened the link: its events name paths under the link
+    changes = DocChanges()
+    changes.start_watching()
+    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    await search(registry, linked, mem_settings, "ordinary")
+    touch(folder / "part1" / "note1.md", "# Note 1\n\nThe linkedlemur note.\n")
+    changes.changed([str(linked / "part1" / "note1.md")])
+    assert "part1/note1.md" in await search(registry, linked, mem_settings, "linkedlemur")
+    assert changes.counters.walks == 1 and changes.counters.paths_checked == 1
+
+
+async def test_once_the_watcher_starts_every_folder_is_walked_once_more(memory: PersistentMemory,
+                                                                        folder: Path) -> None:
+    changes = DocChanges()
+    await refresh(memory.doc_index, [folder], changes)  # before the client answered the registration
+    touch(folder / "part0" / "note0.md", "# Note 0\n\nchanged before the watcher ran\n")  # reported to nobody
+    changes.start_watching()
+    first = await refresh(memory.doc_index, [folder], changes)
+    second = await refresh(memory.doc_index, [folder], changes)
+    assert first.walk is not None and first.walk.indexed == 1
+    assert second.walk is None and changes.counters.walks == 2
