@@ -38,6 +38,7 @@ class Refresh:
 
     walk: tuple[Path, ...]
     paths: tuple[str, ...]
+    had_files: tuple[Path, ...] = ()  # not walked now, but their last walk found documents
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class DocChanges:
         self._pending: set[str] = set()
         self._overflow = False
         self._walked: dict[str, float] = {}
+        self._had_files: set[str] = set()
         self.watching = False
         self._events = self._walks = self._files_walked = self._checked = self._overflows = 0
 
@@ -105,7 +107,8 @@ class DocChanges:
             self._pending.clear()  # outside every root: nothing to index (a folder added later is walked)
             if walk_all:
                 self._overflow = False
-            return Refresh(walk=walk, paths=paths)
+            had = tuple(r for r in roots if r not in walk and str(r.resolve()) in self._had_files)
+            return Refresh(walk=walk, paths=paths, had_files=had)
 
     def start_watching(self) -> None:
         """The editor watches files from now on: trust its events, after one more walk of every folder
@@ -118,12 +121,15 @@ class DocChanges:
         """A refresh failed before these paths were re-read: keep them for the next one."""
         self.changed(paths)
 
-    def walked(self, roots: Sequence[Path], files: int) -> None:
-        """``roots`` were walked whole just now, looking at ``files`` files."""
+    def walked(self, roots: Sequence[Path], files: int, with_files: Sequence[Path] = ()) -> None:
+        """``roots`` were walked whole just now, looking at ``files`` files; ``with_files``: those of them
+        that hold indexed documents (an index found empty for one of these later was reset)."""
         now = self._clock()
         with self._lock:
             for root in roots:
                 self._walked[str(root.resolve())] = now
+                self._had_files.discard(str(root.resolve()))
+            self._had_files |= {str(r.resolve()) for r in with_files}
             self._walks += len(roots)
             self._files_walked += files
 

@@ -61,7 +61,7 @@ async def refresh(
         whole = await index.index_workspace(roots, reader, max_files=max_files)
         return FreshStats(tuple(roots), whole, 0, 0, 0)
     plan = changes.take(roots)
-    empty = [r for r in roots if r not in plan.walk and not await asyncio.to_thread(_has_files, index, r)]
+    empty = [r for r in plan.had_files if not await asyncio.to_thread(_has_files, index, r)]
     to_walk = tuple(roots) if walk else (*plan.walk, *empty)  # empty: reset, or another data folder
     paths = tuple(p for p in plan.paths if not walk and not any(root_of(p, [r]) for r in empty))
     stats: IndexStats | None = None
@@ -71,7 +71,8 @@ async def refresh(
         except BaseException:
             changes.give_back(paths)
             raise
-        changes.walked(to_walk, stats.indexed + stats.unchanged + len(stats.refused))
+        with_files = [r for r in to_walk if await asyncio.to_thread(_has_files, index, r)]
+        changes.walked(to_walk, stats.indexed + stats.unchanged + len(stats.refused), with_files)
     reindexed = removed = 0
     if paths:
         try:

@@ -233,3 +233,14 @@ async def test_once_the_watcher_starts_every_folder_is_walked_once_more(memory: 
     second = await refresh(memory.doc_index, [folder], changes)
     assert first.walk is not None and first.walk.indexed == 1
     assert second.walk is None and changes.counters.walks == 2
+
+
+async def test_a_folder_without_documents_is_walked_once(memory: PersistentMemory, tmp_path: Path) -> None:
+    bare = tmp_path / "images"
+    bare.mkdir()
+    (bare / "photo.jpg").write_bytes(b"\xff\xd8")
+    changes = DocChanges()
+    changes.start_watching()
+    for _ in range(3):
+        await refresh(memory.doc_index, [bare], changes)
+    assert changes.counters.walks == 1  # an empty index is expected there: no walk per search
