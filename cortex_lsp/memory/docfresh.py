@@ -18,20 +18,37 @@ dropped, never read. Without a :class:`DocChanges` (no editor), every refresh is
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
 from cortex_lsp.memory.docchanges import DocChanges
-from cortex_lsp.memory.docindex import FLUSH_FILES, MAX_FILE_BYTES, MAX_FILES, DocIndex, IndexStats
+from cortex_lsp.memory.docindex import (
+    FLUSH_FILES,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    DocIndex,
+    IndexStats,
+    Reader,
+    default_reader,
+)
 
-try:  # the walk's filters (memory/docscan.py once docindex.py is split; docindex.py before)
-    from cortex_lsp.memory.docscan import DOC_EXTENSIONS, SKIP_DIRS, Reader, default_reader  # type: ignore[import-not-found,unused-ignore]
-except ImportError:
-    from cortex_lsp.memory.docindex import DOC_EXTENSIONS, SKIP_DIRS, Reader, default_reader
+
+def _walk_module() -> Any:
+    """Where the walk's filters live: memory/docscan.py once docindex.py is split, docindex.py before."""
+    try:
+        return importlib.import_module("cortex_lsp.memory.docscan")
+    except ImportError:
+        return importlib.import_module("cortex_lsp.memory.docindex")
+
+
+DOC_EXTENSIONS: frozenset[str] = _walk_module().DOC_EXTENSIONS
+SKIP_DIRS: frozenset[str] = _walk_module().SKIP_DIRS
 
 log = logging.getLogger("cortex.docs")
 

@@ -42,10 +42,7 @@ def can_watch(caps: types.ClientCapabilities | None) -> bool:
 
 def watchers() -> list[types.FileSystemWatcher]:
     """Documents: created, changed, deleted; anything: created or deleted (a folder moved in or out)."""
-    try:
-        from cortex_lsp.memory.docscan import DOC_EXTENSIONS  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        from cortex_lsp.memory.docindex import DOC_EXTENSIONS
+    from cortex_lsp.memory.docfresh import DOC_EXTENSIONS
     exts = ",".join(sorted(e.lstrip(".") for e in DOC_EXTENSIONS))
     return [
         types.FileSystemWatcher(glob_pattern=f"**/*.{{{exts}}}"),
