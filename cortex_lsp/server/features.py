@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from cortex_lsp.server import commands, startup, warmup
+from cortex_lsp.server import commands, startup, warmup, watching
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.capabilities import supports_configuration
 from cortex_lsp.server.code_actions import code_actions
@@ -28,6 +28,7 @@ def _cortex_section(value: Any) -> dict[str, Any] | None:
 
 def register(server: CortexServer) -> None:
     commands.register(server)
+    watching.register(server)  # file changes for doc_search (server/watching.py)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: CortexServer, params: types.InitializeParams) -> None:
@@ -45,6 +46,7 @@ def register(server: CortexServer) -> None:
         if supports_configuration(ls.client_capabilities):
             await _pull_configuration(ls)
         warmup.start(ls)  # background: agent imports, model connection, memory store (server/warmup.py)
+        watching.start(ls)  # the file watcher for doc_search, if the client can register one
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(ls: CortexServer, params: types.DidChangeConfigurationParams) -> None:

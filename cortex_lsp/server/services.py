@@ -41,8 +41,11 @@ def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistr
         registry = ToolRegistry()
     else:
         doc_index = getattr(memory, "doc_index", None)
+        from cortex_lsp.server.watching import doc_changes
+
         registry = build_registry(ls.settings, sandbox=sandbox_pool(ls), roots=ls.roots,
-                                  docs=(lambda: doc_index) if doc_index is not None else None)
+                                  docs=(lambda: doc_index) if doc_index is not None else None,
+                                  doc_changes=doc_changes(ls))
     ls.set_service("registry", (key, registry))
     return registry
 

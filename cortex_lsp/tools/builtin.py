@@ -23,7 +23,7 @@ log = logging.getLogger("cortex.tools")
 
 
 def _optional_tools(
-    settings: Settings, sandbox: Any | None, include_web: bool, docs: Any | None
+    settings: Settings, sandbox: Any | None, include_web: bool, docs: Any | None, doc_changes: Any | None = None
 ) -> list[BaseTool]:
     tools: list[BaseTool] = []
     if sandbox is not None:
@@ -46,7 +46,7 @@ def _optional_tools(
         except ImportError as exc:
             log.warning("doc_search unavailable: %s", exc)
         else:
-            tools.append(DocSearchTool(docs))
+            tools.append(DocSearchTool(docs, doc_changes))
     return tools
 
 
@@ -58,11 +58,13 @@ def build_registry(
     extra: Iterable[BaseTool] = (),
     roots: Sequence[Path] = (),
     docs: Any | Callable[[], Any] | None = None,
+    doc_changes: Any | None = None,
 ) -> ToolRegistry:
     """A registry of every available tool.
 
     ``sandbox``: a ``SandboxPool`` (adds ``python_exec``); ``docs``: a ``DocIndex`` or a callable returning
-    one (adds ``doc_search``); ``roots``: the open folders (a plugin folder inside one is refused).
+    one (adds ``doc_search``); ``doc_changes``: the editor's file changes for it (a ``DocChanges``);
+    ``roots``: the open folders (a plugin folder inside one is refused).
     """
     registry = ToolRegistry(
         [
@@ -74,7 +76,7 @@ def build_registry(
             CurrentTimeTool(),
         ]
     )
-    for tool in [*_optional_tools(settings, sandbox, include_web, docs), *extra]:
+    for tool in [*_optional_tools(settings, sandbox, include_web, docs, doc_changes), *extra]:
         if registry.get(tool.name) is None:
             registry.register(tool)
     plugins = load_plugins(settings.plugins_dir, roots=roots, reserved=registry.names())

@@ -1,7 +1,10 @@
 """The ``doc_search`` tool: index workspace documents and search them (hybrid BM25 + vectors) with citations.
 
 Every file is reached through the path guards; a search scoped to ``path`` indexes that file first and
-searches only it. Results cite ``path:start-end`` so the answer can link to the passage.
+searches only it. A search of the whole folder first brings the index up to date
+(:func:`~cortex_lsp.memory.docfresh.refresh`): with the editor's file changes (``changes``), only the
+changed paths are re-read; without them, the folder is walked incrementally. ``index`` always walks.
+Results cite ``path:start-end`` so the answer can link to the passage.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cortex_lsp.guards.paths import PathRefused, ResolvedPath, read_text_file, resolve_in_roots
+from cortex_lsp.memory.docchanges import DocChanges
+from cortex_lsp.memory.docfresh import refresh
 from cortex_lsp.memory.docindex import MAX_FILE_BYTES, DocIndex
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 
@@ -35,8 +40,9 @@ class DocSearchTool(BaseTool):
         "additionalProperties": False,
     }
 
-    def __init__(self, index: DocIndex | Callable[[], DocIndex]) -> None:
+    def __init__(self, index: DocIndex | Callable[[], DocIndex], changes: DocChanges | None = None) -> None:
         self._index = index
+        self.changes = changes
 
     @property
     def index(self) -> DocIndex:
@@ -78,8 +84,9 @@ class DocSearchTool(BaseTool):
                 if arguments["action"] == "index":
                     return self.ok(f"Indexed {scoped.relative}: {chunks} passage(s).")
             else:
-                stats = await index.index_workspace(roots, reader)
-                if arguments["action"] == "index":
+                fresh = await refresh(index, roots, self.changes, reader, walk=arguments["action"] == "index")
+                stats = fresh.walk
+                if stats is not None and arguments["action"] == "index":
                     return self.ok(
                         f"Indexed the folder: {stats.indexed} file(s) updated, {stats.unchanged} "
                         f"unchanged, {stats.removed} removed; {stats.chunks} passage(s)."
