@@ -148,17 +148,22 @@ EXIT_WAIT_SECONDS = 40.0
 
 
 async def close_session(client: LanguageClient, wait: float = EXIT_WAIT_SECONDS) -> None:
-    """``shutdown`` then ``exit``; a server still running ``wait`` seconds later is killed and the test
-    fails (a server that outlives its editor is a bug; waiting on it would hang the suite instead)."""
+    """``shutdown`` then ``exit``, as an editor does. The test fails when a running server answered the
+    shutdown with an error (or not at all), and when it was still running ``wait`` seconds after ``exit``
+    (it is killed then: a server that outlives its editor is a bug, and waiting on it would hang the suite)."""
+    proc: asyncio.subprocess.Process | None = getattr(client, "_server", None)
+    failed: str | None = None
     try:
         await asyncio.wait_for(client.shutdown_session(), timeout=wait)
-    except Exception:
-        pass
-    proc: asyncio.subprocess.Process | None = getattr(client, "_server", None)
+    except Exception as exc:
+        if proc is not None and proc.returncode is None:
+            failed = f"shutdown failed: {exc!r}"
+            with contextlib.suppress(Exception):
+                client.exit(None)  # an editor sends exit (or goes away) whatever shutdown answered
     hung = proc is not None and proc.returncode is None
     if proc is not None and hung:
-        with contextlib.suppress(TimeoutError):  # e.g. shutdown answered an error: exit may still be on its way
-            await asyncio.wait_for(proc.wait(), timeout=5)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout=wait if failed else 5)
         hung = proc.returncode is None
         if hung:
             with contextlib.suppress(ProcessLookupError):
@@ -167,6 +172,7 @@ async def close_session(client: LanguageClient, wait: float = EXIT_WAIT_SECONDS)
                 proc.kill()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(client.stop(), timeout=10)
+    assert failed is None, failed
     assert not hung, f"the server was still running {wait:g} s after shutdown/exit: killed"
 
 

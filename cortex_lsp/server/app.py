@@ -234,13 +234,20 @@ class CortexServer(LanguageServer):
 
     async def aclose(self) -> None:
         await self.runs.aclose()
-        for value in list(self._services.values()):  # a service may be added while one closes
-            closer = getattr(value, "aclose", None)
-            if closer is not None:
-                try:
-                    await closer()
-                except Exception:
-                    pass
+        # A service may be added while another closes (the warm-up, still running, builds the tool
+        # registry): iterating the live table raised "dictionary changed size during iteration", the
+        # shutdown answered an error, and a client that sends ``exit`` only after a good shutdown left
+        # the server running. Each pass closes what the last one had not seen.
+        closed: set[int] = set()
+        while pending := [v for v in list(self._services.values()) if id(v) not in closed]:
+            for value in pending:
+                closed.add(id(value))
+                closer = getattr(value, "aclose", None)
+                if closer is not None:
+                    try:
+                        await closer()
+                    except Exception:
+                        log.exception("shutdown: a service failed to close")
         async with self._memory_lock:  # a store the warm-up is still opening is closed once it is open
             if self._memory is not None:
                 await self._memory.aclose()
