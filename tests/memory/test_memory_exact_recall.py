@@ -61,10 +61,15 @@ async def test_the_exact_search_follows_writes(tmp_path: Path) -> None:
     await index.upsert(["a", "b"], [embed_text("alpha beta"), embed_text("gamma delta")])
     assert [i for i, _ in await index.query(embed_text("gamma"), 1)] == ["b"]
     await index.upsert(["c"], [embed_text("gamma epsilon zeta")])  # a new, nearer fact is seen at once
+    assert index._exact is not None and len(index._exact[0]) == 3  # kept current, not read again
     assert [i for i, _ in await index.query(embed_text("gamma epsilon"), 1)] == ["c"]
+    await index.upsert(["a"], [embed_text("gamma epsilon zeta eta")])  # a replaced vector, same id
+    assert [i for i, _ in await index.query(embed_text("gamma epsilon zeta eta"), 1)] == ["a"]
     await index.erase(["c"])
-    assert [i for i, _ in await index.query(embed_text("gamma epsilon"), 2)] == ["b", "a"]
+    assert index._exact is not None and sorted(index._exact[0]) == ["a", "b"]
+    assert [i for i, _ in await index.query(embed_text("gamma delta"), 2)] == ["b", "a"]
     await index.delete(["b"])
+    assert index._exact is not None and index._exact[0] == ["a"]
     assert [i for i, _ in await index.query(embed_text("gamma epsilon"), 2)] == ["a"]
     assert await index.query(embed_text("gamma"), 0) == []
 
