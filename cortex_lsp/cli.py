@@ -76,7 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
             server.start_io()
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    return 0
+    return server.exit_code
 
 
 def _parser() -> argparse.ArgumentParser:

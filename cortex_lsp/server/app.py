@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -36,9 +36,20 @@ class CortexProtocol(LanguageServerProtocol):
     ``workDoneToken``), so ``$/cancelRequest`` at any time stops its agent run (the request still answers
     with the run's result, ``stop_reason: cancelled``) or interrupts an interruptible command."""
 
+    #: set when ``exit`` arrives (pygls closes stdout next): nothing more is written. A run
+    #: cancelled by the exit's clean-up still sends its last notes; each write to the closed stdout failed,
+    #: pygls reported the failure to the client (another failing write), recursively: tens of MB of
+    #: tracebacks on stderr and a busy process past its exit watchdog (red team 4).
+    connection_over = False
+
     @property
     def _cortex(self) -> CortexServer:
         return self._server  # type: ignore[return-value]
+
+    def _send_data(self, data: Any) -> None:
+        if self.connection_over:
+            return
+        super()._send_data(data)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # An executeCommand in flight is ours from the moment it arrived: the run stops (or never
@@ -68,6 +79,9 @@ class CortexProtocol(LanguageServerProtocol):
 
 
 class CortexServer(LanguageServer):
+    #: the process's exit code once stdio is done: 0 after ``shutdown``, 1 without (the LSP rule)
+    exit_code = 0
+
     def __init__(self) -> None:
         super().__init__(
             name="cortex-lsp",
@@ -97,7 +111,11 @@ class CortexServer(LanguageServer):
         """stdio through our one reader (server/transport.py): on the loop, resynchronising on bad frames."""
         from cortex_lsp.server.transport import serve_stdio
 
-        serve_stdio(self, stdin, stdout)
+        self.exit_code = serve_stdio(self, stdin, stdout)
+
+    def connection_ended(self) -> None:
+        """``exit`` arrived: nothing more is written to the client (:attr:`CortexProtocol.connection_over`)."""
+        cast(CortexProtocol, self.protocol).connection_over = True
 
     # -- settings --------------------------------------------------------------------------------
     @property

@@ -86,6 +86,10 @@ def register(server: CortexServer) -> None:
         language = (doc.language_id or "") if doc is not None else ""
         return code_actions(uri, source, language, params)
 
+    @server.feature(types.EXIT)
+    def on_exit(ls: CortexServer, *args: Any) -> None:
+        ls.connection_ended()  # pygls closes stdout next: nothing may be written after it
+
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: CortexServer, *args: Any) -> None:
         _snapshot_request_table(ls)

@@ -377,9 +377,10 @@ def _arm_exit_watchdog(server: JsonRPCServer, grace: float) -> threading.Timer:
 
 
 def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
-                *, exit_grace: float = EXIT_GRACE_SECONDS) -> None:
+                *, exit_grace: float = EXIT_GRACE_SECONDS) -> int:
     """The body of ``start_io``: our reader, pygls' writer and shutdown; the process ends at most
-    ``exit_grace`` seconds after the connection does (:func:`_arm_exit_watchdog`)."""
+    ``exit_grace`` seconds after the connection does (:func:`_arm_exit_watchdog`). Returns the exit
+    code: 0 after a ``shutdown``, 1 without one."""
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
@@ -397,3 +398,4 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: Bi
         pass
     finally:
         server.shutdown()
+    return 0 if getattr(server.protocol, "_shutdown", False) else 1  # LSP: exit without shutdown is 1

@@ -116,3 +116,69 @@ def test_the_process_ends_after_the_connection_even_with_a_stuck_thread(tmp_path
         for proc in (control, server):
             proc.kill()
             proc.wait()
+
+
+# -- exit in the middle of a run, and the exit code -----------------------------------------------------
+
+def _server(model: ScriptedModelServer, tmp_path: Path, stderr: IO[bytes] | int) -> subprocess.Popen[bytes]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=stderr, env=server_env(model, tmp_path / "data"), cwd=tmp_path)
+    assert proc.stdin is not None and proc.stdout is not None
+    _send(proc.stdin, {"id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": ws.as_uri(), "capabilities": {"window": {"workDoneProgress": True}}}})
+    _answer(proc.stdout, 1)
+    _send(proc.stdin, {"method": "initialized", "params": {}})
+    return proc
+
+
+def _streaming(pipe: IO[bytes]) -> None:
+    """Read until the run has streamed a token (a cortex/event of type token)."""
+    for _ in range(100_000):
+        length = 0
+        while (line := pipe.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if not length:
+            raise AssertionError("the server closed its output before streaming")
+        message = json.loads(pipe.read(length))
+        if message.get("method") == "cortex/event" and (message.get("params") or {}).get("type") == "token":
+            return
+    raise AssertionError("no token streamed")
+
+
+def test_exit_without_shutdown_while_a_run_streams_ends_quietly_with_code_1(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Red team 4: the cancelled run's last notes were written to the closed stdout, each failure was
+    reported to the client by another failing write: 19–48 MB of tracebacks, and the process lived on."""
+    model.on(Reply(content="word " * 2000, token_delay=0.02), times=None)
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        proc = _server(model, tmp_path, stderr)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            _send(proc.stdin, {"id": 2, "method": "workspace/executeCommand", "params": {
+                "command": "cortex.ask", "arguments": [{"message": "go on and on"}]}})
+            _streaming(proc.stdout)
+            _send(proc.stdin, {"method": "exit"})
+            code = _exits_within(proc, 60)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert code == 1, "exit without shutdown is exit code 1 (LSP)"
+    assert log.stat().st_size < 100_000, log.read_text(errors="replace")[-3000:]
+
+
+def test_shutdown_then_exit_is_exit_code_0(model: ScriptedModelServer, tmp_path: Path) -> None:
+    proc = _server(model, tmp_path, subprocess.DEVNULL)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        _send(proc.stdin, {"id": 3, "method": "shutdown"})
+        assert "error" not in _answer(proc.stdout, 3)
+        _send(proc.stdin, {"method": "exit"})
+        assert _exits_within(proc, 60) == 0
+    finally:
+        proc.kill()
+        proc.wait()
