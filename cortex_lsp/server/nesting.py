@@ -8,7 +8,8 @@ be as large as ``MAX_BODY_BYTES``): no regex that retries at each position, no p
 from __future__ import annotations
 
 import re
-from itertools import accumulate, count
+from array import array
+from itertools import accumulate
 
 MAX_DEPTH = 256  # JSON nesting deeper than this is refused unread (LSP messages nest a dozen levels)
 
@@ -17,7 +18,7 @@ MAX_DEPTH = 256  # JSON nesting deeper than this is refused unread (LSP messages
 _STRING_OR_TAIL = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|("[^"\\]*(?:\\.[^"\\]*)*\\?\Z)', re.DOTALL)
 _KEEP = bytes(range(256)).translate(None, b"[]{}")  # every byte but the brackets
 _SQUARE = bytes.maketrans(b"{}", b"[]")  # one bracket kind: depth counts both alike
-_STEPS = bytes.maketrans(b"[]", b"\x02\x00")
+_STEPS = bytes.maketrans(b"[]", b"\x01\xff")  # as signed bytes: +1, -1
 _CHUNK = 64 * 1024
 _EXACT = 256  # pieces this small are measured position by position
 _SHRINK_PASSES = 16  # at most this many cheap pair-removal passes, and only while they shrink the text
@@ -30,14 +31,15 @@ def strip_strings(body: bytes) -> bytes:
 
 def _exact_excess(chunk: bytes, depth: int, limit: int) -> int | None:
     """Depth after ``chunk`` (``[``/``]`` only), or None when it passes ``limit`` or goes below zero."""
-    steps = chunk.translate(_STEPS)  # 2 for an open, 0 for a close
-    # depth after k bytes = depth + sum(first k steps) - k: two passes, each in C (accumulate, map, max/min)
-    if max(map(int.__sub__, accumulate(steps, initial=depth), count())) > limit:
-        return None
-    if min(map(int.__sub__, accumulate(steps, initial=depth), count())) < 0:
-        return None
+    steps = array("b", chunk.translate(_STEPS))  # +1 for an open, -1 for a close
     opens = chunk.count(b"[")
-    return depth + opens - (len(chunk) - opens)
+    after = depth + opens - (len(chunk) - opens)
+    # running depth, in C: one pass for the highest point, one for the lowest only when it could be < 0
+    if max(accumulate(steps, initial=depth)) > limit:
+        return None
+    if depth - (len(chunk) - opens) < 0 and min(accumulate(steps, initial=depth)) < 0:
+        return None
+    return after
 
 
 def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
