@@ -1,26 +1,32 @@
 """Code actions: "Cortex: Explain this", "Cortex: Run this" (Python), "Cortex: Explain this error".
 
-No model call and no I/O beyond the open document: this answers in well under a millisecond, even
+No model call and no I/O beyond the open document: this answers in milliseconds, even
 while an agent run streams. Full ``CodeAction`` s with the command inline (no ``codeAction/resolve``).
 The block under the cursor is the selection, or the enclosing function/class (Python via ``ast``,
 other languages by indentation and brackets). Explain/Run are offered only where they help: on a
 selection, inside a function or class (or a top-level Python block such as ``if __name__ ==
 "__main__":``); prose files (Markdown, plain text) only on a selection. "Explain this error" is
-offered on a diagnostic, anywhere.
+offered on a diagnostic, anywhere. A Python document is parsed at most once per version (the
+server's :class:`ParseCache`) and only up to :data:`MAX_PARSE_CHARS`; a document the parser fails on
+in any way (too deep, too large) just gets no block actions.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 from lsprotocol import types
 
 KIND_EXPLAIN = types.CodeActionKind.Empty
 KIND_RUN = types.CodeActionKind.Empty
 KIND_ERROR = types.CodeActionKind.QuickFix
-MAX_PARSE_CHARS = 1024 * 1024  # larger documents are not parsed on a cursor move: actions on a selection only
+MAX_BLOCK_CHARS = 1024 * 1024  # larger documents get actions on a selection only (no block search at all)
+# Python documents larger than this are not parsed (a parse of 800 KB held the event loop ~2 s): no
+# Explain/Run on a cursor there, only on a selection. The same cap as cortex.run (sandbox MAX_CODE_CHARS).
+MAX_PARSE_CHARS = 200_000
+PARSE_CACHE_DOCUMENTS = 8
 MAX_DIAGNOSTIC_ACTIONS = 20
 MAX_DIAGNOSTIC_MESSAGE = 8192  # what cortex.explain accepts
 
@@ -35,26 +41,50 @@ def _is_empty(rng: types.Range) -> bool:
     return rng.start.line == rng.end.line and rng.start.character == rng.end.character
 
 
-@lru_cache(maxsize=8)
 def _parse_python(source: str) -> ast.Module | None:
-    """The parsed document; editors ask for code actions on every cursor move, mostly unedited."""
+    """The parsed document, or None: a syntax error, or any failure of the parser on valid but
+    hostile code (``RecursionError`` on 200k chained ``+``, ``MemoryError`` on ``---…1``)."""
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError):
+    except Exception:  # no parse means no block actions, never an error answer
         return None
+
+
+class ParseCache:
+    """Parsed Python documents, one version each for the last few documents (editors ask for code
+    actions on every cursor move, mostly on an unedited version). ``parses`` counts real parses."""
+
+    def __init__(self, documents: int = PARSE_CACHE_DOCUMENTS) -> None:
+        self._documents = documents
+        self._trees: OrderedDict[str, tuple[tuple[int | None, int, int], ast.Module | None]] = OrderedDict()
+        self.parses = 0
+
+    def tree(self, uri: str, version: int | None, source: str) -> ast.Module | None:
+        """The parse of ``source`` (None when too large or not parseable), at most once per version."""
+        if len(source) > MAX_PARSE_CHARS:
+            return None  # size before parse
+        key = (version, len(source), hash(source))  # a reopened document may reuse a version number
+        cached = self._trees.get(uri)
+        if cached is not None and cached[0] == key and version is not None:
+            self._trees.move_to_end(uri)
+            return cached[1]
+        self.parses += 1
+        tree = _parse_python(source)
+        self._trees[uri] = (key, tree)
+        self._trees.move_to_end(uri)
+        while len(self._trees) > self._documents:
+            self._trees.popitem(last=False)
+        return tree
 
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def enclosing_python(source: str, line: int) -> LineSpan | None:
+def enclosing_python(tree: ast.Module, line: int) -> LineSpan | None:
     """The innermost function or class around ``line`` (0-based), by the Python AST.
 
     Descends only into the statements that contain ``line`` (not ``ast.walk`` over the whole tree).
     """
-    tree = _parse_python(source)
-    if tree is None:
-        return None
     best: LineSpan | None = None
     node: ast.AST = tree
     while True:
@@ -124,28 +154,29 @@ _PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".adoc", ".tex")
 _PY_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 
 
-def _top_level_python_block(source: str, line: int) -> LineSpan | None:
+def _top_level_python_block(tree: ast.Module, line: int) -> LineSpan | None:
     """The top-level compound statement (``if __name__ == "__main__":``, a loop, ``with``…) around ``line``."""
-    tree = _parse_python(source)
-    if tree is None:
-        return None
     for stmt in tree.body:
         if isinstance(stmt, _PY_BLOCKS) and stmt.lineno - 1 <= line <= (stmt.end_lineno or stmt.lineno) - 1:
             return LineSpan(stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1)
     return None
 
 
-def block_range(source: str, language: str, uri: str, rng: types.Range) -> types.Range | None:
+def block_range(source: str, language: str, uri: str, rng: types.Range, *,
+                parses: ParseCache | None = None, version: int | None = None) -> types.Range | None:
     """Where Explain/Run help: the selection, or the block around the cursor; None on a plain line."""
     if not _is_empty(rng):
         return rng
-    if len(source) > MAX_PARSE_CHARS:
-        return None  # size before parse: a huge document gets actions on a selection only
+    if len(source) > MAX_BLOCK_CHARS:
+        return None  # size first: a huge document gets actions on a selection only
     if language in _PROSE_LANGUAGES or uri.lower().endswith(_PROSE_SUFFIXES):
         return None
     lines = source.split("\n")
     if language == "python":
-        span = enclosing_python(source, rng.start.line) or _top_level_python_block(source, rng.start.line)
+        tree = (parses or ParseCache()).tree(uri, version, source)
+        if tree is None:
+            return None  # too large to parse on a cursor move, or not parseable: a selection only
+        span = enclosing_python(tree, rng.start.line) or _top_level_python_block(tree, rng.start.line)
     else:
         span = enclosing_by_shape(lines, rng.start.line)
     if span is None:
@@ -163,11 +194,14 @@ def _is_python(uri: str, language: str) -> bool:
     return language == "python" or uri.endswith((".py", ".pyw"))
 
 
-def code_actions(uri: str, source: str, language: str, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_actions(uri: str, source: str, language: str, params: types.CodeActionParams, *,
+                 parses: ParseCache | None = None, version: int | None = None) -> list[types.CodeAction]:
+    """The actions for ``params``; ``parses`` (the server's) keeps one parse per document version."""
     if not uri.startswith("file:"):
         return []
     only = params.context.only
-    block = block_range(source, "python" if _is_python(uri, language) else language, uri, params.range)
+    block = block_range(source, "python" if _is_python(uri, language) else language, uri, params.range,
+                        parses=parses, version=version)
     actions: list[types.CodeAction] = []
 
     def wanted(kind: str) -> bool:

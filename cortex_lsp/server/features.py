@@ -12,7 +12,7 @@ from lsprotocol import types
 from cortex_lsp.server import commands, startup, warmup, watching
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.capabilities import supports_configuration
-from cortex_lsp.server.code_actions import code_actions
+from cortex_lsp.server.code_actions import ParseCache, code_actions
 from cortex_lsp.server.documents import open_document
 
 log = logging.getLogger("cortex.features")
@@ -29,6 +29,7 @@ def _cortex_section(value: Any) -> dict[str, Any] | None:
 def register(server: CortexServer) -> None:
     commands.register(server)
     watching.register(server)  # file changes for doc_search (server/watching.py)
+    parses = ParseCache()  # this server's parsed documents, one parse per version (code actions)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: CortexServer, params: types.InitializeParams) -> None:
@@ -84,7 +85,8 @@ def register(server: CortexServer) -> None:
         doc = open_document(ls, uri)
         source = doc.source if doc is not None else ""
         language = (doc.language_id or "") if doc is not None else ""
-        return code_actions(uri, source, language, params)
+        version = doc.version if doc is not None else None
+        return code_actions(uri, source, language, params, parses=parses, version=version)
 
     @server.feature(types.EXIT)
     def on_exit(ls: CortexServer, *args: Any) -> None:

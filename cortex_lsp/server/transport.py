@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, BinaryIO
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter
 
+from cortex_lsp.server.nesting import MAX_DEPTH, strip_strings, too_deep
+
 if TYPE_CHECKING:
     from pygls.protocol import JsonRPCProtocol
     from pygls.server import JsonRPCServer
@@ -53,10 +55,6 @@ _MARKER = re.compile(rb"content-(?:length|type)\s*:", re.IGNORECASE)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"^([A-Za-z0-9_-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _KEEP_TAIL = 32  # bytes kept when no header marker is found (a marker may be split across reads)
-MAX_DEPTH = 256  # JSON nesting deeper than this is refused unread (LSP messages nest a dozen levels)
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 _ID_VALUE = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")')
 
 
@@ -178,32 +176,12 @@ class Framer:
         return True
 
 
-def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
-    """True when ``body`` nests arrays/objects deeper than ``limit`` (or its brackets do not balance).
-
-    Never recurses: strings are cut out, then innermost ``[]``/``{}`` pairs are removed one level a pass
-    (C-speed regex passes, at most ``limit``); anything left after that is too deep. A body with no more
-    than ``limit`` brackets in all is answered at once.
-    """
-    if body.count(b"[") + body.count(b"{") <= limit:
-        return False
-    rest = _NOT_BRACKET.sub(b"", _STRING.sub(b"", body))
-    for _ in range(limit):
-        if not rest:
-            return False
-        shorter = _EMPTY_PAIR.sub(b"", rest)
-        if shorter == rest:
-            return True  # unbalanced: not JSON, and json.loads could recurse on its open brackets
-        rest = shorter
-    return bool(rest)
-
-
 def _shallow_id(body: bytes) -> int | str | None:
     """The id of a frame that will not be parsed: a top-level ``"id"`` key, found without recursion."""
     for count, match in enumerate(_ID_VALUE.finditer(body)):
         if count >= 8:
             break
-        prefix = _STRING.sub(b"", body[: match.start()])
+        prefix = strip_strings(body[: match.start()])
         if b'"' in prefix:  # inside a string
             continue
         depth = prefix.count(b"[") + prefix.count(b"{") - prefix.count(b"]") - prefix.count(b"}")

@@ -1,5 +1,7 @@
 """Code actions only where they help, through the real server: on a selection, inside a function or a
-top-level Python block, or on a diagnostic; never on a plain line or in prose without a selection."""
+top-level Python block, or on a diagnostic; never on a plain line or in prose without a selection.
+A document the parser fails on (too deep) or that is over the parse cap gets a normal answer without
+block actions; a document version is parsed once."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from cortex_lsp.server.code_actions import MAX_PARSE_CHARS, ParseCache, code_actions
+from cortex_lsp.tools.sandbox.policy import MAX_CODE_CHARS
 from tests.lsp_harness import CortexClient, lsp_session
 
 PY = '''import os
@@ -75,3 +79,72 @@ async def test_code_actions_only_where_they_help(tmp_path: Path, files: dict[str
         assert got == want, (kind, rng, got)
     assert on_diagnostic == ["Cortex: Explain this error: 'os' imported but unused"]
     assert md_diagnostic == ["Cortex: Explain this error: 'os' imported but unused"]
+
+
+# Hostile documents (red team): a parse of 800 KB held the loop ~2 s on every code action, and valid
+# but deep Python made the parser raise RecursionError/MemoryError, answered -32603 with a traceback.
+FUNC = "def f(x):\n    return x * 2\n\n\n"
+DEEP = {
+    "chained_plus": FUNC + "x = " + "1+" * 90_000 + "1\n",   # 180 KB: RecursionError in ast.parse
+    "unary_minus": FUNC + "x = " + "-" * 90_000 + "1\n",     # 90 KB: MemoryError in ast.parse
+}
+BIG = FUNC + "y = 1\n" * 150_000  # 900 KB of valid Python
+
+
+def _params(uri: str, rng: types.Range, diagnostics: list[types.Diagnostic] | None = None) -> types.CodeActionParams:
+    return types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
+                                  context=types.CodeActionContext(diagnostics=diagnostics or []))
+
+
+async def test_deep_and_huge_documents_get_a_normal_answer(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    diag = types.Diagnostic(range=types.Range(start=types.Position(0, 0), end=types.Position(0, 3)), message="bad")
+    got: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    async with lsp_session(None, tmp_path) as client:
+        for name, text in {**DEEP, "big": BIG}.items():
+            uri = _open(client, tmp_path / "ws" / f"{name}.py", text, "python")
+            got[name] = (await _titles(client, uri, _point(1, 6)),  # inside f: needs the parse
+                         await _titles(client, uri, _point(1, 6), [diag]),
+                         await _titles(client, uri, types.Range(start=types.Position(0, 0),
+                                                                end=types.Position(1, 16))))
+        after = await _titles(client, _open(client, tmp_path / "ws" / "ok.py", PY, "python"), _point(6, 8))
+    for name, (cursor, diagnostic, selection) in got.items():
+        assert cursor == [], name  # no parse (failed, or too large to try): no block actions on a cursor
+        assert diagnostic == ["Cortex: Explain this error: bad"], name  # the others still offered
+        assert selection == BOTH, name
+    assert after == BOTH  # the server goes on as before
+
+
+def test_a_document_over_the_cap_is_not_parsed() -> None:
+    parses = ParseCache()
+    uri = "file:///ws/big.py"
+    assert code_actions(uri, BIG, "python", _params(uri, _point(1, 6)), parses=parses, version=1) == []
+    assert parses.parses == 0
+    assert len(BIG) > MAX_PARSE_CHARS == MAX_CODE_CHARS  # the same cap as cortex.run
+
+
+@pytest.mark.parametrize("name", sorted(DEEP))
+def test_any_parser_failure_is_no_parse(name: str) -> None:
+    parses = ParseCache()
+    uri = f"file:///ws/{name}.py"
+    assert len(DEEP[name]) <= MAX_PARSE_CHARS  # parsed, and the parser fails
+    assert parses.tree(uri, 1, DEEP[name]) is None
+    assert code_actions(uri, DEEP[name], "python", _params(uri, _point(1, 6)), parses=parses, version=1) == []
+    assert parses.parses == 1  # the failure is cached for the version too
+
+
+def test_one_parse_per_document_version() -> None:
+    parses = ParseCache(documents=2)
+    a, b, c = "file:///ws/a.py", "file:///ws/b.py", "file:///ws/c.py"
+    titles = [[x.title for x in code_actions(a, PY, "python", _params(a, _point(6, 8)), parses=parses, version=1)]
+              for _ in range(3)]
+    assert titles == [BOTH] * 3 and parses.parses == 1
+    parses.tree(a, 2, PY + "z = 2\n")  # an edit: a new version parses again
+    assert parses.parses == 2
+    parses.tree(a, 2, PY + "z = 2\n")
+    parses.tree(a, 2, PY + "w = 3\n")  # reopened with the same version number, other text
+    assert parses.parses == 3
+    parses.tree(b, 1, PY)
+    parses.tree(c, 1, PY)  # bounded: a is dropped
+    parses.tree(a, 2, PY + "w = 3\n")
+    assert parses.parses == 6
