@@ -131,12 +131,20 @@ async def test_commands_before_initialize_are_refused_and_memory_is_intact(model
     server = RawServer(server_env(model, tmp_path / "data"), tmp_path)
     try:
         replies = _send_every_command(server)
-        # a notification before initialize is dropped: the bad setting it carries is never read
+        # notifications before initialize are dropped: no handler runs (pygls showed each one's failure as
+        # "Error in server"), the bad setting one carries is never read
+        doc = (tmp_path / "ws" / "x.py").as_uri()
         server.send({"method": "workspace/didChangeConfiguration",
                      "params": {"settings": {"cortex": {"max_agent_steps": "lots"}}}})
+        server.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": doc, "languageId": "python", "version": 1, "text": "x = 1\n"}}})
+        server.send({"method": "workspace/didChangeWorkspaceFolders", "params": {"event": {
+            "added": [{"uri": tmp_path.as_uri(), "name": "all"}], "removed": []}}})
         server.send({"method": "$/cancelRequest", "params": {"id": 1}})
         reply = server.initialize(tmp_path / "ws")
         assert "capabilities" in reply["result"], reply
+        before = server.seen[: server.seen.index(reply)]
+        assert not [m for m in before if m.get("method") == "window/showMessage"], before
         after = server.answer(server.request("workspace/executeCommand",
                                              {"command": "cortex.memory.sessions", "arguments": [{}]}))
         assert any(s["id"] == first["session_id"] for s in after["result"]["sessions"]), after
