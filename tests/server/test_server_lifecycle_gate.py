@@ -145,6 +145,9 @@ async def test_commands_before_initialize_are_refused_and_memory_is_intact(model
         assert "capabilities" in reply["result"], reply
         before = server.seen[: server.seen.index(reply)]
         assert not [m for m in before if m.get("method") == "window/showMessage"], before
+        again = server.answer(server.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(),
+                                                            "capabilities": {}}))
+        assert again["error"]["code"] == -32600, again  # the workspace is not rebuilt
         after = server.answer(server.request("workspace/executeCommand",
                                              {"command": "cortex.memory.sessions", "arguments": [{}]}))
         assert any(s["id"] == first["session_id"] for s in after["result"]["sessions"]), after
