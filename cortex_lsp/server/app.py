@@ -19,6 +19,7 @@ from pygls.protocol.language_server import _prepare_command_arguments, lsp_metho
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
+from cortex_lsp.server import lifecycle
 from cortex_lsp.server.edits import LspEditSink
 from cortex_lsp.server.logs import LspMirror, mirror_to_client
 from cortex_lsp.server.runs import RunManager
@@ -41,6 +42,7 @@ class CortexProtocol(LanguageServerProtocol):
     #: pygls reported the failure to the client (another failing write), recursively: tens of MB of
     #: tracebacks on stderr and a busy process past its exit watchdog (red team 4).
     connection_over = False
+    initialize_received = False  # set when ``initialize`` passes the lifecycle gate (server/lifecycle.py)
 
     @property
     def _cortex(self) -> CortexServer:
@@ -50,6 +52,21 @@ class CortexProtocol(LanguageServerProtocol):
         if self.connection_over:
             return
         super()._send_data(data)
+
+    def handle_message(self, message: Any) -> None:
+        """Every message passes the lifecycle gate first (before initialize / after shutdown: refused, no effect)."""
+        method, is_request = lifecycle.message_kind(message)
+        if method is not None:
+            refusal = lifecycle.check(method, is_request=is_request, initialized=self.initialize_received,
+                                      shut_down=self._shutdown)
+            if refusal is not None:
+                log.warning("refused %s", refusal.reason)
+                if refusal.error is not None:
+                    self._send_response(message.id, error=refusal.error.to_response_error())
+                return
+            if method == types.INITIALIZE:
+                self.initialize_received = True
+        super().handle_message(message)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # An executeCommand in flight is ours from the moment it arrived: the run stops (or never

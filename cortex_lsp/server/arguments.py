@@ -1,4 +1,8 @@
-"""Command arguments: one pydantic model per command; bad input becomes ``InvalidParams`` naming the field."""
+"""Command arguments: one pydantic model per command; bad input becomes ``InvalidParams`` naming the field.
+
+Booleans are JSON booleans (``StrictBool``): pydantic's lax mode would read ``1``, ``"yes"`` or ``"true"``
+as true — for ``confirm`` that deleted all memory on a value the client never meant as a confirmation,
+and for ``wait`` it guessed what ``"no"`` or ``0`` meant. Neither is guessed."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 from pygls.exceptions import JsonRpcInvalidParams
 
 MAX_MESSAGE = 8192
@@ -39,7 +43,7 @@ class AskArgs(_Args):
     uri: str | None = None
     range: RangeArg | None = None
     orchestration: Literal["single", "lats", "supervisor"] = "single"
-    wait: bool = True
+    wait: StrictBool = True
 
     @field_validator("message")
     @classmethod
@@ -68,7 +72,7 @@ class ExplainArgs(_Args):
     range: RangeArg | None = None
     diagnostic: DiagnosticArg | str | None = None
     session_id: str | None = None
-    wait: bool = True
+    wait: StrictBool = True
 
     @field_validator("session_id")
     @classmethod
@@ -96,7 +100,14 @@ class ForgetArgs(_Args):
 
 
 class ResetArgs(_Args):
-    confirm: Literal[True]
+    confirm: StrictBool  # only the JSON value true deletes (Literal[True] accepted 1 and 1.0)
+
+    @field_validator("confirm")
+    @classmethod
+    def _confirmed(cls, value: bool) -> bool:
+        if value is not True:
+            raise ValueError("must be true to delete all memory")
+        return value
 
 
 A = TypeVar("A", bound=BaseModel)
