@@ -4,9 +4,7 @@ without an error and the server exits cleanly (pygls used to fail iterating its 
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,6 +12,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp_harness import lsp_session, server_env
+from tests.raw_server import RawServer
 from tests.scripted_model import Reply, ScriptedModelServer
 
 
@@ -56,38 +55,12 @@ serve_stdio(server, exit_grace=float(sys.argv[1]))
 """
 
 
-def _send(pipe: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    pipe.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    pipe.flush()
-
-
-def _answer(pipe: IO[bytes], request_id: int) -> dict[str, Any]:
-    while True:
-        length = 0
-        while (line := pipe.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        if not length:
-            raise AssertionError("the server closed its output")
-        message: dict[str, Any] = json.loads(pipe.read(length))
-        if message.get("id") == request_id and "method" not in message:
-            return message
-
-
-def _stuck_server(tmp_path: Path, grace: float) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-c", STUCK_DRIVER, str(grace)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=server_env(None, tmp_path / "data"), cwd=tmp_path)
-    assert proc.stdin is not None and proc.stdout is not None
-    _send(proc.stdin, {"id": 1, "method": "initialize", "params": {
-        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
-    _answer(proc.stdout, 1)
-    _send(proc.stdin, {"method": "initialized", "params": {}})
-    _send(proc.stdin, {"id": 2, "method": "workspace/executeCommand",
-                       "params": {"command": "test.stuck", "arguments": []}})
-    assert _answer(proc.stdout, 2).get("result") == "stuck"
-    return proc
+def _stuck_server(tmp_path: Path, grace: float) -> RawServer:
+    server = RawServer(server_env(None, tmp_path / "data"), tmp_path, argv=("-c", STUCK_DRIVER, str(grace)))
+    server.initialize(tmp_path)
+    reply = server.answer(server.request("workspace/executeCommand", {"command": "test.stuck", "arguments": []}))
+    assert reply.get("result") == "stuck"
+    return server
 
 
 def _exits_within(proc: subprocess.Popen[bytes], seconds: float) -> int | None:
@@ -97,55 +70,42 @@ def _exits_within(proc: subprocess.Popen[bytes], seconds: float) -> int | None:
         return None
 
 
+def _kill(*servers: RawServer) -> None:
+    for server in servers:
+        server.proc.kill()
+        server.proc.wait()
+
+
 @pytest.mark.parametrize("how", ["shutdown and exit", "stdin closed"])
 def test_the_process_ends_after_the_connection_even_with_a_stuck_thread(tmp_path: Path, how: str) -> None:
     control = _stuck_server(tmp_path, grace=3600)  # the watchdog out of reach: what a stuck thread does alone
     server = _stuck_server(tmp_path, grace=1)
     try:
-        for proc in (control, server):
-            assert proc.stdin is not None and proc.stdout is not None
+        for raw in (control, server):
+            assert raw.proc.stdin is not None
             if how == "shutdown and exit":
-                _send(proc.stdin, {"id": 3, "method": "shutdown"})
-                assert "error" not in _answer(proc.stdout, 3)
-                _send(proc.stdin, {"method": "exit"})
+                assert "error" not in raw.answer(raw.request("shutdown"))
+                raw.send({"method": "exit"})
             else:  # the editor went away without a word
-                proc.stdin.close()
-        assert _exits_within(server, 60) == (0 if how == "shutdown and exit" else 1)
-        assert _exits_within(control, 3) is None, "control: without the watchdog a stuck thread keeps it alive"
+                raw.proc.stdin.close()
+        assert _exits_within(server.proc, 60) == (0 if how == "shutdown and exit" else 1)
+        assert _exits_within(control.proc, 3) is None, "control: without the watchdog a stuck thread keeps it alive"
     finally:
-        for proc in (control, server):
-            proc.kill()
-            proc.wait()
+        _kill(control, server)
 
 
 # -- exit in the middle of a run, and the exit code -----------------------------------------------------
 
-def _server(model: ScriptedModelServer, tmp_path: Path, stderr: IO[bytes] | int) -> subprocess.Popen[bytes]:
+def _server(model: ScriptedModelServer, tmp_path: Path, stderr: IO[bytes] | int) -> RawServer:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=stderr, env=server_env(model, tmp_path / "data"), cwd=tmp_path)
-    assert proc.stdin is not None and proc.stdout is not None
-    _send(proc.stdin, {"id": 1, "method": "initialize", "params": {
-        "processId": None, "rootUri": ws.as_uri(), "capabilities": {"window": {"workDoneProgress": True}}}})
-    _answer(proc.stdout, 1)
-    _send(proc.stdin, {"method": "initialized", "params": {}})
-    return proc
+    server = RawServer(server_env(model, tmp_path / "data"), tmp_path, stderr=stderr)
+    server.initialize(ws, capabilities={"window": {"workDoneProgress": True}})
+    return server
 
 
-def _streaming(pipe: IO[bytes]) -> None:
-    """Read until the run has streamed a token (a cortex/event of type token)."""
-    for _ in range(100_000):
-        length = 0
-        while (line := pipe.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        if not length:
-            raise AssertionError("the server closed its output before streaming")
-        message = json.loads(pipe.read(length))
-        if message.get("method") == "cortex/event" and (message.get("params") or {}).get("type") == "token":
-            return
-    raise AssertionError("no token streamed")
+def _is_token(message: dict[str, Any]) -> bool:
+    return message.get("method") == "cortex/event" and (message.get("params") or {}).get("type") == "token"
 
 
 def test_exit_without_shutdown_while_a_run_streams_ends_quietly_with_code_1(
@@ -156,29 +116,24 @@ def test_exit_without_shutdown_while_a_run_streams_ends_quietly_with_code_1(
     model.on(Reply(content="word " * 2000, token_delay=0.02), times=None)
     log = tmp_path / "stderr.txt"
     with log.open("wb") as stderr:
-        proc = _server(model, tmp_path, stderr)
+        server = _server(model, tmp_path, stderr)
         try:
-            assert proc.stdin is not None and proc.stdout is not None
-            _send(proc.stdin, {"id": 2, "method": "workspace/executeCommand", "params": {
-                "command": "cortex.ask", "arguments": [{"message": "go on and on"}]}})
-            _streaming(proc.stdout)
-            _send(proc.stdin, {"method": "exit"})
-            code = _exits_within(proc, 60)
+            server.request("workspace/executeCommand", {"command": "cortex.ask",
+                                                        "arguments": [{"message": "go on and on"}]})
+            assert server.wait_for(_is_token) is not None, "no token streamed"
+            server.send({"method": "exit"})
+            code = _exits_within(server.proc, 60)
         finally:
-            proc.kill()
-            proc.wait()
+            _kill(server)
     assert code == 1, "exit without shutdown is exit code 1 (LSP)"
     assert log.stat().st_size < 100_000, log.read_text(errors="replace")[-3000:]
 
 
 def test_shutdown_then_exit_is_exit_code_0(model: ScriptedModelServer, tmp_path: Path) -> None:
-    proc = _server(model, tmp_path, subprocess.DEVNULL)
+    server = _server(model, tmp_path, subprocess.DEVNULL)
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        _send(proc.stdin, {"id": 3, "method": "shutdown"})
-        assert "error" not in _answer(proc.stdout, 3)
-        _send(proc.stdin, {"method": "exit"})
-        assert _exits_within(proc, 60) == 0
+        assert "error" not in server.answer(server.request("shutdown"))
+        server.send({"method": "exit"})
+        assert _exits_within(server.proc, 60) == 0
     finally:
-        proc.kill()
-        proc.wait()
+        _kill(server)

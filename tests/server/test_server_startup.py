@@ -9,13 +9,10 @@ result is written.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import IO, Any
 
 from tests.lsp_harness import execute, lsp_session, server_env
+from tests.raw_server import RawServer
 from tests.scripted_model import ScriptedModelServer
 
 DRIVER = r"""
@@ -70,35 +67,16 @@ HEAVY = (
 )
 
 
-def _send(pipe: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    pipe.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    pipe.flush()
-
-
-def _receive(pipe: IO[bytes]) -> dict[str, Any]:
-    length = 0
-    while (line := pipe.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    message: dict[str, Any] = json.loads(pipe.read(length))
-    return message
-
-
 def _modules_at_initialize(tmp_path: Path) -> set[str]:
     snapshot = tmp_path / "modules.txt"
-    env = server_env(None, tmp_path / "data")
-    with subprocess.Popen([sys.executable, "-c", DRIVER, str(snapshot)], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=tmp_path) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
-                "initializationOptions": {"cortex": {"max_agent_steps": 4}}}})
-            while (reply := _receive(proc.stdout)).get("id") != 1:  # the snapshot was written just before it
-                pass
-        finally:
-            proc.kill()
+    server = RawServer(server_env(None, tmp_path / "data"), tmp_path, argv=("-c", DRIVER, str(snapshot)))
+    try:
+        reply = server.answer(server.request("initialize", {  # the snapshot was written just before it
+            "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+            "initializationOptions": {"cortex": {"max_agent_steps": 4}}}))
+    finally:
+        server.proc.kill()
+        server.proc.wait()
     assert "capabilities" in reply["result"], reply
     assert snapshot.exists(), "the initialize result was not written through stdout"
     return set(snapshot.read_text(encoding="utf-8").split())
