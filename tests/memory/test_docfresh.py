@@ -48,6 +48,13 @@ async def search(registry: ToolRegistry, root: Path, settings: Settings, query: 
     return result.output
 
 
+def watched(memory: PersistentMemory, changes: DocChanges | None = None) -> tuple[DocChanges, ToolRegistry]:
+    """A doc_search tool fed by an editor that watches files (``changes``: a new one by default)."""
+    changes = changes if changes is not None else DocChanges()
+    changes.start_watching()
+    return changes, ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+
+
 def touch(path: Path, text: str) -> None:
     path.write_text(text)
     st = path.stat()
@@ -57,9 +64,7 @@ def touch(path: Path, text: str) -> None:
 async def test_a_changed_file_is_found_without_a_walk(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     assert "zanzibarquokka" not in await search(registry, folder, mem_settings, "zanzibarquokka")
     first = changes.counters
     assert first.walks == 1 and first.files_walked == FILES  # never walked: one walk
@@ -89,9 +94,7 @@ async def test_without_changes_every_search_walks_as_before(
 async def test_deleted_files_and_folders_leave_the_index(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, folder, mem_settings, "ordinary")
     (folder / "part0" / "note4.md").unlink()
     for f in (folder / "part3").iterdir():
@@ -109,9 +112,7 @@ async def test_deleted_files_and_folders_leave_the_index(
 async def test_a_folder_moved_in_is_indexed_from_its_one_event(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, folder, mem_settings, "ordinary")
     (folder / "new" / "deep").mkdir(parents=True)
     (folder / "new" / "deep" / "moved.md").write_text("# Moved\n\nThe velvetaardvark protocol.\n")
@@ -125,9 +126,7 @@ async def test_a_folder_moved_in_is_indexed_from_its_one_event(
 async def test_paths_the_tools_may_not_read_stay_out(
     memory: PersistentMemory, folder: Path, mem_settings: Settings, tmp_path: Path
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, folder, mem_settings, "ordinary")
     outside = tmp_path / "outside.md"
     outside.write_text("glimmerwombat outside\n")
@@ -148,9 +147,7 @@ async def test_paths_the_tools_may_not_read_stay_out(
 async def test_a_burst_of_events_is_coalesced_into_one_bounded_walk(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, folder, mem_settings, "ordinary")
     changes.changed([str(folder / "part0" / "note0.md")] * 1000)  # one file, a thousand saves
     assert changes.pending == 1
@@ -170,9 +167,7 @@ async def test_an_old_walk_is_repeated_after_the_interval(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
     clock = Clock()
-    changes = DocChanges(clock=clock, full_walk_seconds=300)
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory, DocChanges(clock=clock, full_walk_seconds=300))
     await search(registry, folder, mem_settings, "ordinary")
     touch(folder / "part3" / "note3.md", "# Note 3\n\nThe unwatchedemu edit.\n")  # by a program nobody watched
     clock.now += 299
@@ -185,9 +180,7 @@ async def test_an_old_walk_is_repeated_after_the_interval(
 async def test_unsaved_text_and_closing_without_saving(
     memory: PersistentMemory, folder: Path, mem_settings: Settings
 ) -> None:
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, folder, mem_settings, "ordinary")
     note = folder / "part2" / "note2.md"
     changes.changed([str(note)])  # didChange: the open document's text, not yet saved
@@ -213,9 +206,7 @@ async def test_a_folder_opened_through_a_link_gets_its_events(
 ) -> None:
     linked = tmp_path / "linked"
     linked.symlink_to(folder)  # the editor opened the link: its events name paths under the link
-    changes = DocChanges()
-    changes.start_watching()
-    registry = ToolRegistry([DocSearchTool(memory.doc_index, changes)])
+    changes, registry = watched(memory)
     await search(registry, linked, mem_settings, "ordinary")
     touch(folder / "part1" / "note1.md", "# Note 1\n\nThe linkedlemur note.\n")
     changes.changed([str(linked / "part1" / "note1.md")])
