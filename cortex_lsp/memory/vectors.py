@@ -136,15 +136,11 @@ class VectorIndex:
             self._exact = None
             return None
         if self._exact is None or len(self._exact[0]) != count:  # another process may have added some
-            import numpy as np  # with Chroma: never before the first search
-
             found = self.collection.get(include=["embeddings"])
             ids = list(found["ids"])
             embeddings = found.get("embeddings")
-            matrix = np.asarray(embeddings if embeddings is not None and len(ids) else np.zeros((0, 1)),
-                                dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(ids) else np.ones((0, 1))
-            self._exact = (ids, matrix / np.where(norms == 0, 1.0, norms))
+            read = _with_rows(([], None), ids, embeddings) if ids and embeddings is not None else None
+            self._exact = read or ([], None)
         return self._exact
 
     async def in_thread(self, work: Callable[[], T]) -> T:
