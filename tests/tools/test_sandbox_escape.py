@@ -25,6 +25,7 @@ from loopback import Listener
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
 from cortex_lsp.tools.sandbox.isolation import _python_dirs, bwrap_argv, plan_isolation
+from tests.user_dirs import REAL_HOME
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 
@@ -295,7 +296,7 @@ JAIL_PROBES = {
     "no-network": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=3)\n"
     "    print('CONNECTED')\nexcept OSError as e:\n    print('blocked', e)",
     "no-etc-passwd": "import os\nprint(os.path.exists('/etc/passwd'))",
-    "no-home": f"import os\nh = {str(Path.home())!r}\nprint(sorted(os.listdir(h)) if os.path.isdir(h) else [])",
+    "no-home": f"import os\nh = {str(REAL_HOME)!r}\nprint(sorted(os.listdir(h)) if os.path.isdir(h) else [])",
     "system-read-only": "try:\n    open('/usr/cortex-pwned', 'w')\n    print('WROTE')\nexcept OSError as e:\n"
     "    print('blocked', e)",
 }
@@ -310,7 +311,7 @@ def test_bwrap_jail(name: str, world: dict[str, Path]) -> None:
     elif name == "no-etc-passwd":
         assert done.stdout.strip() == "False"
     elif name == "no-home":
-        home = Path.home()
+        home = REAL_HOME
         bound = {d.relative_to(home).parts[0] for d in _python_dirs() if home in d.parents}
         visible = set(ast.literal_eval(done.stdout.strip()))
         assert visible <= bound, f"home folder entries visible in the jail: {visible - bound}"
