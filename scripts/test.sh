@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the test tiers: lint and type check, then pytest (unit, end-to-end over stdio, real-editor tests
 # where the editors are installed, the live tier where the embedded model is installed).
-# Extra arguments go to pytest.
+# Extra arguments go to pytest. The summary lists failures, errors and skips with their reasons, and the
+# ids of the failed tests come last, ready to paste into `scripts/test.sh ID…`.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -15,4 +16,19 @@ if [ -d vscode-extension/node_modules ]; then
   (cd vscode-extension && npm run ci)
 fi
 echo "== pytest" >&2
-exec .venv/bin/python -m pytest -rs --durations=15 "$@"
+failed_ids="$(mktemp "${TMPDIR:-/tmp}/cortex-failed.XXXXXX")"
+trap 'rm -f "$failed_ids"' EXIT
+status=0
+CORTEX_FAILED_IDS="$failed_ids" .venv/bin/python -m pytest -p tests.failed_ids -rfEs --durations=15 "$@" \
+  || status=$?
+if [ -s "$failed_ids" ]; then
+  echo
+  echo "== failed ($(wc -l <"$failed_ids")):"
+  cat "$failed_ids"
+fi
+case "$status" in
+  0) ;;
+  5) echo "scripts/test.sh: pytest collected no tests (exit 5): that is a failure." >&2 ;;
+  *) echo "scripts/test.sh: pytest exited with $status." >&2 ;;
+esac
+exit "$status"

