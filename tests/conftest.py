@@ -72,18 +72,19 @@ def _required_tier(item: pytest.Item, reason: str) -> str | None:
     return None
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+        item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     if not report.skipped or hasattr(report, "wasxfail"):
-        return
+        return report
     longrepr = report.longrepr
     reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
     switch = _required_tier(item, reason)
     if switch is not None:
         report.outcome = "failed"
         report.longrepr = f"{switch}=1: this tier must run here, but it was skipped: {reason}"
+    return report
 
 
 @pytest.fixture
