@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         return _command(args)
     except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
+        print("Cancelled.", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
@@ -157,7 +157,7 @@ def _run(coro: Awaitable[int]) -> int:
     try:
         return asyncio.run(main_coro)
     except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
+        print("Cancelled.", file=sys.stderr)
         return EXIT_INTERRUPTED
     except CliError as exc:
         print(f"cortex-lsp: {exc}", file=sys.stderr)

@@ -43,9 +43,13 @@ RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any
 # Commands whose handler a cancel interrupts (read-only, or the sandbox, which kills its worker). Agent
 # commands stop through their run; forget and reset always finish, so their answer is true.
 INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions"})
+# at shutdown these are waited for, never cut short (their answer says what they did)
+FINISH_AT_SHUTDOWN = frozenset({"cortex.memory.forget", "cortex.memory.reset"})
 
 # How long a cancelled run waits for the editor's answer to an applyEdit it already sent.
 SETTLE_SECONDS = 10.0
+#: at shutdown, how long the runs and commands in flight get to unwind before the services close
+CLOSE_SECONDS = 6.0
 
 
 @dataclass
@@ -79,6 +83,7 @@ class RunManager:
         self._tickets: dict[Any, Ticket] = {}
         self._ticket_tokens: dict[types.ProgressToken, Ticket] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._closing = False
 
     # -- tickets: registered by the protocol when executeCommand arrives, before any await ---------
     def arrive(self, msg_id: Any, token: types.ProgressToken | None, command: str = "") -> None:
@@ -192,11 +197,12 @@ class RunManager:
         run_id = uuid.uuid4().hex[:12]
         record = RunRecord(session_id=session_id)
         run = Run(run_id=run_id, record=record, msg_id=msg_id)
+        run.cancelled = self._closing  # the server is shutting down: it ends as cancelled, doing nothing
         self._runs[run_id] = run
         ticket = self._tickets.get(msg_id) if msg_id is not None and wait else None
         if ticket is not None:
             ticket.run = run
-            run.cancelled = ticket.cancelled
+            run.cancelled = ticket.cancelled or self._closing
         if msg_id is not None and wait:
             self._by_msg[msg_id] = run_id
         coro = self._drive(run, title, body, work_done_token if wait else None)
@@ -248,11 +254,31 @@ class RunManager:
         return payload
 
     async def aclose(self) -> None:
+        """Stop every run and every command still in flight, and wait (at most CLOSE_SECONDS) until they
+        have unwound: the memory store and the model close after this, so nothing may still use them.
+        A command that reaches :meth:`execute` from now on ends as cancelled before it starts."""
+        self._closing = True
+        me = asyncio.current_task()
+        stopping: set[asyncio.Task[Any]] = set()
+        for ticket in list(self._tickets.values()):
+            ticket.cancelled = True
+            task = ticket.task
+            if task is not None and task is not me and not task.done():
+                if ticket.run is None and ticket.command not in FINISH_AT_SHUTDOWN:
+                    task.cancel()  # still before its run (opening memory, starting the model)
+                stopping.add(task)
         for run in list(self._runs.values()):
-            if run.task is not None:
+            run.cancelled = True
+            if run.task is not None and not run.task.done():
                 run.task.cancel()
+                stopping.add(run.task)
         for task in list(self._background):
             task.cancel()
+            stopping.add(task)
+        if stopping:
+            _, late = await asyncio.wait(stopping, timeout=CLOSE_SECONDS)
+            if late:
+                log.warning("shutdown: %d run(s) still unwinding after %g s", len(late), CLOSE_SECONDS)
 
 
 async def _settle(future: asyncio.Future[Any], uri: str, kind: EditKind) -> EditOutcome:

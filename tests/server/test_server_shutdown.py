@@ -137,3 +137,37 @@ def test_shutdown_then_exit_is_exit_code_0(model: ScriptedModelServer, tmp_path:
         assert _exits_within(server.proc, 60) == 0
     finally:
         _kill(server)
+
+
+# -- shutdown at any moment of an ask: nothing uses the store after it closed ---------------------------
+
+@pytest.mark.parametrize("after_tokens", [0, 3])
+async def test_shutdown_right_after_an_ask_cancels_it_without_an_internal_error(
+        model: ScriptedModelServer, tmp_path: Path, after_tokens: int) -> None:
+    """The ask arrives and shutdown follows at once (before its run opened memory), or after a few
+    tokens: the run ends cancelled (or the request answers RequestCancelled), never with "Internal error"
+    (the store was closed under a run that had not started yet: "Cannot operate on a closed database")."""
+    model.on(Reply(content="word " * 200, token_delay=0.05), times=None)
+    async with lsp_session(model, tmp_path) as client:
+        running = asyncio.ensure_future(client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="cortex.ask", arguments=[{"message": "go on and on"}]),
+        ))
+        for _ in range(1200):
+            if sum(e["type"] == "token" for e in client.rec.all_events) >= after_tokens:
+                break
+            await asyncio.sleep(0.05)
+        reply = await asyncio.wait_for(client.protocol.send_request_async(types.SHUTDOWN, None), timeout=30)
+        assert reply is None
+        try:
+            result: Any = await asyncio.wait_for(running, timeout=30)
+        except Exception as exc:  # answered RequestCancelled before its run started
+            result = exc
+        client.protocol.notify(types.EXIT, None)
+        errors = [e["data"].get("message", "") for e in client.rec.all_events if e["type"] == "error"]
+    assert not any("Internal error" in m for m in errors), errors
+    if isinstance(result, Exception):
+        assert "cancel" in str(result).lower(), result
+    else:
+        assert getattr(result, "stop_reason", None) == "cancelled" or (
+            isinstance(result, dict) and result.get("stop_reason") == "cancelled"), result

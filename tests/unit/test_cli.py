@@ -162,7 +162,32 @@ def test_ctrl_c_gives_one_line_and_exit_130(folder: Path, tmp_path: Path) -> Non
                 proc.wait()
     assert proc.returncode == 130
     assert "Traceback" not in err and "Traceback" not in out
-    assert [line for line in err.splitlines() if not line.startswith("· ")] == ["Interrupted."]
+    assert [line for line in err.splitlines() if not line.startswith("· ")] == ["Cancelled."]
+
+
+@pytest.mark.parametrize("seconds", [0.5, 1.0, 2.0, 3.0])
+def test_ctrl_c_at_any_moment_says_cancelled_and_exits_130(folder: Path, tmp_path: Path, seconds: float) -> None:
+    """Ctrl-C while the CLI starts, while the server starts, while the run opens memory or streams: always
+    "Cancelled." and exit 130, never an internal error (the store closed under a run still in flight).
+    The moment is the test's input (a user presses Ctrl-C whenever), not a wait for an event."""
+    with ScriptedModelServer(default=Reply(content="slow words " * 100, token_delay=0.05)) as model:
+        proc = subprocess.Popen([*CLI, "ask", "What is the capital of Japan?", "--root", str(folder)],
+                                env=server_env(model, tmp_path / "data"), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(seconds)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert "Internal error" not in err and "Traceback" not in err + out
+    if proc.returncode == 0:  # the whole answer came before the interrupt (a very fast machine)
+        assert "slow words" in out
+        return
+    assert proc.returncode == 130, err
+    assert [line for line in err.splitlines() if not line.startswith("· ")] == ["Cancelled."]
 
 
 def test_tables_are_readable_and_cut_to_the_width() -> None:
