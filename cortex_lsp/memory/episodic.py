@@ -77,6 +77,22 @@ class Turn:
     tool_name: str | None = None
 
 
+#: the turn log's file name in the data folder
+EPISODIC_DB = "memory.db"
+
+
+def read_sessions(path: Path) -> list[SessionInfo]:
+    """The sessions in the turn log at ``path``, newest first, without opening the rest of memory (no
+    vector store, no model): ``[]`` when there is no log yet (nothing is created)."""
+    if not path.is_file():
+        return []
+    store = EpisodicStore(path)
+    try:
+        return store.sessions()
+    finally:
+        store.close()
+
+
 class EpisodicStore:
     """The SQLite turn log. Thread-safe (one connection, one lock); callers run it off the event loop."""
 

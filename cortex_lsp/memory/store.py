@@ -21,7 +21,7 @@ from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, ToolPatter
 from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client
 from cortex_lsp.memory.consolidation import Verdict, extract_facts
 from cortex_lsp.memory.docindex import DocIndex
-from cortex_lsp.memory.episodic import EpisodicStore
+from cortex_lsp.memory.episodic import EPISODIC_DB, EpisodicStore
 from cortex_lsp.memory.erase import scrub_chroma_files
 from cortex_lsp.memory.failed_runs import drop_unanswered_ask
 from cortex_lsp.memory.private import make_private
@@ -33,7 +33,6 @@ from cortex_lsp.models.base import Message, ModelClient, ModelError
 
 log = logging.getLogger(__name__)
 
-EPISODIC_DB = "memory.db"
 DOCS_DB = "docs.db"
 
 

@@ -15,7 +15,7 @@ import httpx
 
 from cortex_lsp.config import Settings
 from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable
-from cortex_lsp.models.local_server import INSTALL_ADVICE, local_unavailable_reason, start_embedded
+from cortex_lsp.models.local_server import INSTALL_ADVICE, local_problem, start_embedded
 from cortex_lsp.models.ollama_client import OllamaClient
 from cortex_lsp.models.openai_client import OpenAIClient
 
@@ -73,11 +73,14 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
         client_info = _ollama(settings)
         return client_info[0], BackendInfo(backend="ollama", base_url=settings.ollama_base_url,
                                            detail="auto: Ollama answered")
-    reason = local_unavailable_reason(settings.local_model_path)
-    if reason is not None:
+    problem = local_problem(settings.local_model_path)
+    if problem is not None and problem.bad_path:  # the user's own setting is the cause: say it first
+        raise ModelUnavailable(
+            f"{problem.reason} (and Ollama is not answering at {settings.ollama_base_url}).", problem.advice)
+    if problem is not None:
         raise ModelUnavailable(
             f"No model server: Ollama is not answering at {settings.ollama_base_url}, and the embedded "
-            f"default can't run ({reason}).", INSTALL_ADVICE)
+            f"default can't run ({problem.reason}).", problem.advice)
     try:
         embedded = await start_embedded(settings.local_model_path,
                                         request_seconds=settings.ollama_timeout_seconds)

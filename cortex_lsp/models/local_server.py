@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -39,6 +40,16 @@ INSTALL_ADVICE = (
     "`make run` does the same and asks a first question), or start Ollama (`ollama serve`), "
     "or set `model_backend: openai` with `openai_base_url`, or `local_model_path` to a GGUF chat model."
 )
+
+BUILD_TOOLS_ADVICE = (
+    "The embedded model is built once from source and needs cmake and a C++ compiler: install them "
+    "(`sudo apt-get install cmake g++`; Fedora: `sudo dnf install cmake gcc-c++`; macOS: "
+    "`xcode-select --install` and `brew install cmake`), then run `make run` again: it builds the embedded "
+    "model (once, 5-20 min) and asks. Or start Ollama (`ollama serve`)."
+)
+
+LOCAL_PATH_ADVICE = ("Set it to the path of a GGUF chat model file, or unset it to use the packaged "
+                     "SmolLM2 model.")
 
 EMBEDDED_ADVICE = (
     "Cortex starts it itself; if it keeps stopping, check free memory, "
@@ -108,17 +119,50 @@ def find_local_model(local_model_path: str | None) -> Path | None:
     return packaged_model_path()
 
 
-def local_unavailable_reason(local_model_path: str | None) -> str | None:
+def build_tools_missing() -> list[str]:
+    """What building llama-cpp-python needs and this machine lacks (``cmake``, a C++ compiler)."""
+    missing = [] if shutil.which("cmake") else ["cmake"]
+    if not any(shutil.which(name) for name in ("c++", "g++", "clang++")):
+        missing.append("a C++ compiler")
+    return missing
+
+
+def local_model_setting() -> str:
+    """The name the user gave the model path by: the environment variable when it is set."""
+    return "CORTEX_LOCAL_MODEL_PATH" if os.environ.get("CORTEX_LOCAL_MODEL_PATH") else "local_model_path"
+
+
+@dataclass(frozen=True)
+class LocalProblem:
+    """Why the embedded default can't run here: the cause first, then the one fix."""
+
+    reason: str
+    advice: str
+    #: the user pointed ``local_model_path`` at something that is not a file (their setting, not set-up)
+    bad_path: bool = False
+
+
+def local_problem(local_model_path: str | None) -> LocalProblem | None:
     """Why the embedded default can't run here, or ``None`` when it can."""
+    if local_model_path and find_local_model(local_model_path) is None:
+        path = Path(local_model_path).expanduser()
+        what = "no file at" if not path.exists() else "not a file:"
+        return LocalProblem(f"{local_model_setting()}: {what} {path}", LOCAL_PATH_ADVICE, bad_path=True)
     problems = []
     if not llama_server_installed():
         problems.append("llama-cpp-python[server] is not installed")
     if find_local_model(local_model_path) is None:
-        if local_model_path:
-            problems.append(f"local_model_path {local_model_path!r} is not a file")
-        else:
-            problems.append(f"no local model: {PACKAGED_MODEL_DIST} is not installed")
-    return "; ".join(problems) or None
+        problems.append(f"no local model: {PACKAGED_MODEL_DIST} is not installed")
+    if not problems:
+        return None
+    advice = BUILD_TOOLS_ADVICE if not llama_server_installed() and build_tools_missing() else INSTALL_ADVICE
+    return LocalProblem("; ".join(problems), advice)
+
+
+def local_unavailable_reason(local_model_path: str | None) -> str | None:
+    """Why the embedded default can't run here, or ``None`` when it can."""
+    problem = local_problem(local_model_path)
+    return problem.reason if problem else None
 
 
 def free_port() -> int:
@@ -354,10 +398,12 @@ async def start_embedded(local_model_path: str | None, *,
     Embeddings come from the packaged ONNX sentence-embedding model where it is installed (then the
     chat model is loaded without its embedding mode), else from the chat model itself.
     """
-    reason = local_unavailable_reason(local_model_path)
+    problem = local_problem(local_model_path)
     model_path = find_local_model(local_model_path)
-    if reason is not None or model_path is None:
-        raise ModelUnavailable(f"The embedded model can't start: {reason}.", INSTALL_ADVICE)
+    if problem is not None or model_path is None:
+        reason = problem.reason if problem else "no model file"
+        raise ModelUnavailable(f"The embedded model can't start: {reason}.",
+                               problem.advice if problem else INSTALL_ADVICE)
     embedder = packaged_embedder()
     config = LocalServerConfig(model_path=model_path, embeddings=embedder is None)
     # the encoder loads while llama.cpp starts (a failed load shows again, with its reason, at the first embed)

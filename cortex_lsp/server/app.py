@@ -26,7 +26,7 @@ from cortex_lsp.server.runs import RunManager
 
 if TYPE_CHECKING:  # settings (pydantic, YAML) and memory are imported after `initialize` is answered
     from cortex_lsp.config import LoadedSettings, Settings
-    from cortex_lsp.memory.api import Memory
+    from cortex_lsp.memory.api import Memory, SessionInfo
     from cortex_lsp.models.base import ModelClient
 
 log = logging.getLogger("cortex.server")
@@ -228,19 +228,38 @@ class CortexServer(LanguageServer):
 
     async def memory(self) -> Memory:
         async with self._memory_lock:
-            if self._memory is None:
+            if self._memory is not None:
+                return self._memory
+            from cortex_lsp.memory.api import InProcessMemory
+            from cortex_lsp.models.base import ModelError
+
+            try:
                 self._memory = await self._open_memory()
+            except ModelError:
+                # no model yet: the run reports that, once, with its fix; memory opens on a later call
+                return InProcessMemory()
             return self._memory
 
+    async def sessions(self) -> list[SessionInfo]:
+        """The chat sessions, newest first: from the open store, else straight from its turn log (listing
+        them needs neither the model nor the vector store, which take seconds to start)."""
+        if self._memory is not None:
+            return await self._memory.sessions()
+        from cortex_lsp.memory.episodic import EPISODIC_DB, read_sessions
+
+        return await asyncio.to_thread(read_sessions, self.settings.data_dir.expanduser() / EPISODIC_DB)
+
     async def _open_memory(self) -> Memory:
+        """The persistent store (or turns kept in this process, with one message saying why).
+        Raises :class:`ModelError` when no model answers: memory is keyed by the embedding model."""
         from cortex_lsp.memory.api import InProcessMemory
 
         try:
             from cortex_lsp.memory.store import PersistentMemory  # type: ignore[attr-defined]
         except ImportError:
             return InProcessMemory()
+        model = await self.model()
         try:
-            model = await self.model()
             settings = self.settings
             served = getattr(self.backend_info, "embed_model", None)
             if served and served != settings.embed_model:
@@ -277,6 +296,10 @@ class CortexServer(LanguageServer):
         while pending := [v for v in list(self._services.values()) if id(v) not in closed]:
             for value in pending:
                 closed.add(id(value))
+                if isinstance(value, asyncio.Task):  # the warm-up: no use now, and it may be starting a model
+                    value.cancel()
+                    await asyncio.wait({value}, timeout=5.0)
+                    continue
                 closer = getattr(value, "aclose", None)
                 if closer is not None:
                     try:

@@ -233,9 +233,8 @@ async def memory_sessions(ls: CortexServer, *args: Any) -> dict[str, Any]:
     from cortex_lsp.server.arguments import NoArgs, parse_args
 
     parse_args("cortex.memory.sessions", NoArgs, args)
-    memory = await ls.memory()
     return {"sessions": [{"id": s.id, "root": s.root, "title": s.title, "turns": s.turns,
-                          "last_activity": s.last_activity} for s in await memory.sessions()]}
+                          "last_activity": s.last_activity} for s in await ls.sessions()]}
 
 
 async def memory_forget(ls: CortexServer, *args: Any) -> dict[str, Any]:

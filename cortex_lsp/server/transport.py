@@ -51,6 +51,9 @@ MAX_HEADER_BYTES = 8 * 1024  # a header block larger than this is garbage
 READ_CHUNK = 256 * 1024
 STALL_SECONDS = 1.0  # a body this quiet, with a frame header inside it, was cut short
 EXIT_GRACE_SECONDS = 10.0  # the process ends at most this long after the connection (stuck threads or not)
+# after a completed ``shutdown`` (runs finished, memory and model closed) a worker thread still running is
+# only an abandoned warm-up (an import, a model load): the process ends at most this long after ``exit``
+SHUT_DOWN_GRACE_SECONDS = 1.0
 _MARKER = re.compile(rb"content-(?:length|type)\s*:", re.IGNORECASE)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"^([A-Za-z0-9_-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
@@ -366,7 +369,8 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: Bi
         try:
             await run(server, stdin or sys.stdin.buffer, stop)
         finally:  # stdin closed, or cancelled by asyncio.run's clean-up after ``exit``'s SystemExit
-            _arm_exit_watchdog(server, exit_grace)
+            shut_down = getattr(server.protocol, "_shutdown", False)
+            _arm_exit_watchdog(server, min(exit_grace, SHUT_DOWN_GRACE_SECONDS) if shut_down else exit_grace)
 
     try:
         asyncio.run(serve())
