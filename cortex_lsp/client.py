@@ -76,6 +76,8 @@ class CliClient:
             # reports failures itself, in one line
             logging.getLogger("pygls").setLevel(logging.CRITICAL)
         self._line_open = False  # streamed answer text not yet ended by a newline
+        self.errors_shown: set[str] = set()  # error events already on stderr (not repeated as the answer)
+        self.show_info = True  # the server's informational messages (off where the CLI says it itself)
         self._server_errors: deque[str] = deque(maxlen=20)  # the server's last stderr lines
         self._register()
 
@@ -128,11 +130,15 @@ class CliClient:
             elif etype == "tool_result":
                 self._status(f"{data.get('tool')}: {'ok' if data.get('success') else 'failed'}")
             elif etype == "error":
-                self._status(f"error: {data.get('message')}")
+                message = str(data.get("message"))
+                if not self.quiet:
+                    self.errors_shown.add(message.strip())
+                self._status(f"error: {message}")
 
         @lsp.feature(types.WINDOW_SHOW_MESSAGE)
         def _message(params: types.ShowMessageParams) -> None:
-            sys.stderr.write(f"{params.message}\n")
+            if self.show_info or params.type in (types.MessageType.Error, types.MessageType.Warning):
+                sys.stderr.write(f"{params.message}\n")
 
         @lsp.feature(types.WINDOW_LOG_MESSAGE)
         def _log(params: types.LogMessageParams) -> None:
@@ -287,8 +293,9 @@ async def ask(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         cli.end_line()
-        if not cli.streamed or result.get("stop_reason") != "answered":
-            answer = str(result.get("answer", ""))
+        answer = str(result.get("answer", ""))
+        shown = answer.strip() in cli.errors_shown  # the error, with its fix, is on stderr already
+        if (not cli.streamed or result.get("stop_reason") != "answered") and not shown:
             sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         for edit in result.get("edits", []):
             state = "applied" if edit.get("applied") else f"not applied ({edit.get('reason', '')})"
@@ -345,6 +352,7 @@ async def memory(args: argparse.Namespace) -> int:
 
 async def reset(args: argparse.Namespace) -> int:
     cli = CliClient(None, assume_yes=False, quiet=True, stream_answer=False)
+    cli.show_info = False  # the server's "all memory deleted" for editors: said once, below
     async with cli.session():
         await cli.command("cortex.memory.reset", {"confirm": True})
     print("All Cortex memory deleted.")

@@ -54,9 +54,35 @@ stamp_key() {
     echo "python=$(venv_python_version) local=$local_model llama=$llama_version flags=$flags"
   } | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-64
 }
+# Building llama.cpp needs cmake and a C++ compiler; without them the embedded model is skipped and
+# $state/embedded says so ("no-build-tools"): once they are installed, the next run builds it.
+build_tools_missing() {
+  local missing=()
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 \
+    || missing+=("a C++ compiler")
+  local IFS=,
+  echo "${missing[*]}" | sed 's/,/ and /g'
+}
+build_tools_advice() {
+  echo "The embedded model is built once from source and needs $1: install them with" >&2
+  echo "    sudo apt-get install cmake g++" >&2
+  echo "(Fedora: sudo dnf install cmake gcc-c++; macOS: xcode-select --install && brew install cmake)." >&2
+  echo "The next \`make run\` builds it (once, 5-20 min). Meanwhile Ollama or an OpenAI-compatible server work." >&2
+}
+embedded_state="$(cat "$state/embedded" 2>/dev/null || true)"
 if [ "$force" = 0 ] && [ -x .venv/bin/cortex-lsp ] && [ -f "$state/stamp" ] \
    && [ "$(cat "$state/stamp")" = "$(stamp_key)" ]; then
-  exit 0  # current: nothing to do
+  if [ "$local_model" = 1 ] && [ "$embedded_state" = no-build-tools ]; then
+    missing_tools="$(build_tools_missing)"
+    if [ -n "$missing_tools" ]; then
+      build_tools_advice "$missing_tools"
+      exit 0  # current, but the embedded model still waits for its build tools
+    fi
+    echo "cmake and a C++ compiler are installed now: building the embedded model." >&2
+  else
+    exit 0  # current: nothing to do
+  fi
 fi
 
 # -- the virtualenv and the package -----------------------------------------------------------------
@@ -89,14 +115,15 @@ if [ "$local_model" = 1 ]; then
   wheelhouse="${CORTEX_WHEELHOUSE:-$HOME/.cache/cortex-lsp/wheels}/llama-${llama_version}-$(echo "$flags" | tr -c 'A-Za-z0-9\n' '_')-$(.venv/bin/python -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
   if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     if ! ls "$wheelhouse"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-      if command -v cmake >/dev/null && command -v c++ >/dev/null; then
+      missing_tools="$(build_tools_missing)"
+      if [ -z "$missing_tools" ]; then
         mkdir -p "$wheelhouse"
         echo "Building llama.cpp for the embedded model: one time only (scripts/setup.sh --no-local skips it)." >&2
         CMAKE_ARGS="$flags" with_progress "llama.cpp build" 540 "$log_dir/llama-build.log" -- \
           .venv/bin/python -m pip wheel -v --no-cache-dir --no-deps \
           "llama-cpp-python==$llama_version" -w "$wheelhouse" || true
       else
-        echo "No cmake/C++ compiler: skipping the embedded model (Ollama or an OpenAI-compatible server still work)." >&2
+        build_tools_advice "$missing_tools"
       fi
     fi
     if ls "$wheelhouse"/llama_cpp_python-*.whl >/dev/null 2>&1; then
@@ -117,8 +144,15 @@ if [ "$local_model" = 1 ]; then
 fi
 
 stamp_key >"$state/stamp"
-if [ "$local_model" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-  echo "The embedded model is not installed (see above); scripts/setup.sh --force tries again." >&2
+if [ "$local_model" = 0 ]; then
+  echo skipped >"$state/embedded"
+elif .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  echo built >"$state/embedded"
+elif [ -n "$(build_tools_missing)" ]; then
+  echo no-build-tools >"$state/embedded"
+else
+  echo failed >"$state/embedded"
+  echo "The embedded model could not be built (the log: $log_dir/llama-build.log); scripts/setup.sh --force tries again." >&2
 fi
 if [ "$choice" = 0 ]; then
   echo "Set up: $(.venv/bin/cortex-lsp --version), without the embedded model (scripts/setup.sh --local adds it)." >&2

@@ -138,8 +138,14 @@ def test_no_model_advice_names_commands_that_work(tmp_path: Path) -> None:
                      CORTEX_LOCAL_MODEL_PATH=str(tmp_path / "no-such-model.gguf"))
     result = run(["ask", "What is the capital of Japan?", "--quiet"], env)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "scripts/setup.sh" in result.stdout and "make run" in result.stdout
     assert "cortex-lsp[local]" not in result.stdout + result.stderr
+    # the cause first, then its one fix, once; memory is not blamed
+    said = result.stdout + result.stderr
+    assert said.strip().startswith(f"CORTEX_LOCAL_MODEL_PATH: no file at {tmp_path / 'no-such-model.gguf'}")
+    assert said.count("no-such-model.gguf") == 1 and "memory" not in said.lower()
+    assert "GGUF chat model" in said
+    shown = run(["ask", "What is the capital of Japan?"], env)  # with its progress lines: said once too
+    assert shown.returncode == 1 and (shown.stdout + shown.stderr).count("no-such-model.gguf") == 1
     assert "scripts/setup.sh" in INSTALL_ADVICE and "[local]" not in INSTALL_ADVICE
 
 

@@ -162,3 +162,44 @@ def test_make_run_passes_the_question_verbatim(repo: Path, question: str) -> Non
     assert json.loads(result.stdout) == ["ask", "--", question]
     default = subprocess.run(["make", "-s", "run"], cwd=repo, capture_output=True, text=True, timeout=60)
     assert json.loads(default.stdout) == ["ask", "--", "What is the capital of Japan?"]
+
+
+def _path_without_build_tools(tmp_path: Path) -> str:
+    """A PATH with every command of this one except cmake and the C++ compilers (as on a stock Debian)."""
+    bin_dir = tmp_path / "bin-without-build-tools"
+    bin_dir.mkdir()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not folder or not Path(folder).is_dir():
+            continue
+        for tool in Path(folder).iterdir():
+            if tool.name in ("cmake", "c++", "g++", "clang++") or (bin_dir / tool.name).exists():
+                continue
+            if tool.is_file() and os.access(tool, os.X_OK):
+                (bin_dir / tool.name).symlink_to(tool)
+    return str(bin_dir)
+
+
+def test_without_build_tools_it_says_what_to_install_and_the_next_run_builds(repo: Path, tmp_path: Path) -> None:
+    no_tools = _path_without_build_tools(tmp_path)
+    first, calls = setup(repo, PATH=no_tools, FAKE_LLAMA_RC="1")
+    assert first.returncode == 0
+    assert "sudo apt-get install cmake g++" in first.stderr and "cmake and a C++ compiler" in first.stderr
+    assert "next `make run` builds it" in first.stderr
+    assert not any(c.startswith("wheel") for c in calls)
+    assert (repo / ".venv" / "cortex-setup" / "embedded").read_text().strip() == "no-build-tools"
+    # still no tools: nothing is redone, the instruction is repeated
+    again, calls = setup(repo, PATH=no_tools, FAKE_LLAMA_RC="1")
+    assert again.returncode == 0 and calls == [] and "sudo apt-get install cmake g++" in again.stderr
+    # cmake and g++ installed: the next plain run (what `make run` does) builds, no --force needed
+    if shutil.which("cmake") is None or shutil.which("c++") is None:
+        pytest.skip("cmake and a C++ compiler are not installed here")
+    built, calls = setup(repo, FAKE_LLAMA_RC="1")
+    assert built.returncode == 0
+    assert any(c.startswith("wheel") and "llama-cpp-python==" in c for c in calls), calls
+    assert "sudo apt-get install" not in built.stderr
+
+
+def test_a_built_embedded_model_is_recorded(repo: Path) -> None:
+    result, _ = setup(repo)
+    assert result.returncode == 0
+    assert (repo / ".venv" / "cortex-setup" / "embedded").read_text().strip() == "built"
