@@ -108,8 +108,10 @@ async def test_auto_with_nothing_gives_the_actionable_error(tmp_path: Path) -> N
                          local_model_path=str(tmp_path / "absent.gguf"))
     with pytest.raises(ModelUnavailable) as err:
         await create_model_client(settings)
-    assert "Ollama is not answering" in str(err.value) and "absent.gguf" in str(err.value)
-    assert "ollama serve" in err.value.advice and "local" in err.value.advice
+    # the user's own setting is the cause: named first, with its one fix
+    assert str(err.value).startswith(f"local_model_path: no file at {tmp_path / 'absent.gguf'}")
+    assert "Ollama is not answering" in str(err.value)
+    assert "GGUF chat model" in err.value.advice and "unset it" in err.value.advice
 
 
 async def test_auto_does_not_wait_on_a_silent_ollama(tmp_path: Path) -> None:
@@ -207,3 +209,34 @@ async def test_cancelled_start_leaves_no_child(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not _alive(pid) and not server.running()
+
+
+def test_without_build_tools_the_advice_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """llama-cpp-python is not installed and cmake/g++ are missing: the one fix names the packages and says
+    that the next `make run` builds; with the tools present, the advice is to run the set-up."""
+    from cortex_lsp.models import local_server
+
+    monkeypatch.setattr(local_server, "llama_server_installed", lambda: False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no cmake, no compiler
+    problem = local_server.local_problem(None)
+    assert problem is not None and "llama-cpp-python[server] is not installed" in problem.reason
+    assert "sudo apt-get install cmake g++" in problem.advice and "`make run` again" in problem.advice
+    assert local_server.build_tools_missing() == ["cmake", "a C++ compiler"]
+    for tool in ("cmake", "c++"):
+        (tmp_path / tool).write_text("#!/bin/sh\n")
+        (tmp_path / tool).chmod(0o755)
+    problem = local_server.local_problem(None)
+    assert problem is not None and problem.advice == local_server.INSTALL_ADVICE
+
+
+def test_a_wrong_local_model_path_is_named_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cortex_lsp.models import local_server
+
+    monkeypatch.setenv("CORTEX_LOCAL_MODEL_PATH", str(tmp_path / "missing.gguf"))
+    problem = local_server.local_problem(str(tmp_path / "missing.gguf"))
+    assert problem is not None and problem.bad_path
+    assert problem.reason == f"CORTEX_LOCAL_MODEL_PATH: no file at {tmp_path / 'missing.gguf'}"
+    assert problem.advice == local_server.LOCAL_PATH_ADVICE
+    monkeypatch.delenv("CORTEX_LOCAL_MODEL_PATH")
+    problem = local_server.local_problem(str(tmp_path))  # a folder, set in a settings file
+    assert problem is not None and problem.reason == f"local_model_path: not a file: {tmp_path}"
