@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -123,8 +124,8 @@ def test_unknown_options_are_refused(repo: Path) -> None:
 
 def test_the_build_shows_it_is_alive(tmp_path: Path) -> None:
     build = "echo '[0/0] odd'; sleep 1.5; echo '[1/4] cc a'; sleep 2.2; echo '[2/4] cc b'; sleep 2.2; echo '[3/4] cc c'"
-    script = (f"set -euo pipefail; . {REPO / 'scripts/lib/progress.sh'}; "
-              f"with_progress 'llama.cpp build' 600 {tmp_path / 'build.log'} -- bash -c \"{build}\"")
+    script = (f"set -euo pipefail; . {shlex.quote(str(REPO / 'scripts/lib/progress.sh'))}; "
+              f"with_progress 'llama.cpp build' 600 {shlex.quote(str(tmp_path / 'build.log'))} -- bash -c \"{build}\"")
     result = subprocess.run(["bash", "-c", script], env={**os.environ, "CORTEX_PROGRESS_SECONDS": "1"},
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
@@ -135,8 +136,8 @@ def test_the_build_shows_it_is_alive(tmp_path: Path) -> None:
     assert any("25% compiled" in line or "50% compiled" in line for line in ticks)
     assert all("left" in line for line in ticks)
     assert lines[-1].startswith("llama.cpp build: done in 0:0")
-    failed = subprocess.run(["bash", "-c", f". {REPO / 'scripts/lib/progress.sh'}; "
-                             f"with_progress b 60 {tmp_path / 'b.log'} -- bash -c 'echo boom; exit 3'"],
+    failed = subprocess.run(["bash", "-c", f". {shlex.quote(str(REPO / 'scripts/lib/progress.sh'))}; "
+                             f"with_progress b 60 {shlex.quote(str(tmp_path / 'b.log'))} -- bash -c 'echo boom; exit 3'"],
                             capture_output=True, text=True, timeout=60)
     assert failed.returncode == 3 and "failed after" in failed.stderr and "boom" in failed.stderr
 
@@ -154,8 +155,9 @@ def test_make_run_passes_the_question_verbatim(repo: Path, question: str) -> Non
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     (repo / "scripts" / "setup.sh").write_text("#!/usr/bin/env bash\nexit 0\n")
-    (repo / ".venv" / "bin" / "cortex-lsp").write_text(
-        f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    (repo / ".venv" / "bin" / "cortex-lsp").write_text(  # a wrapper: a shebang can't hold a path with spaces
+        f"#!/usr/bin/env bash\nexec {shlex.quote(sys.executable)} -c "
+        "'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\"\n")
     result = subprocess.run(["make", "-s", "run", f"Q={question}"], cwd=repo, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
