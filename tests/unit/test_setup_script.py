@@ -136,8 +136,9 @@ def test_the_build_shows_it_is_alive(tmp_path: Path) -> None:
     assert any("25% compiled" in line or "50% compiled" in line for line in ticks)
     assert all("left" in line for line in ticks)
     assert lines[-1].startswith("llama.cpp build: done in 0:0")
-    failed = subprocess.run(["bash", "-c", f". {shlex.quote(str(REPO / 'scripts/lib/progress.sh'))}; "
-                             f"with_progress b 60 {shlex.quote(str(tmp_path / 'b.log'))} -- bash -c 'echo boom; exit 3'"],
+    progress = shlex.quote(str(REPO / "scripts/lib/progress.sh"))
+    log = shlex.quote(str(tmp_path / "b.log"))
+    failed = subprocess.run(["bash", "-c", f". {progress}; with_progress b 60 {log} -- bash -c 'echo boom; exit 3'"],
                             capture_output=True, text=True, timeout=60)
     assert failed.returncode == 3 and "failed after" in failed.stderr and "boom" in failed.stderr
 
