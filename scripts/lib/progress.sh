@@ -25,7 +25,13 @@ with_progress() {
   started=$(date +%s)
   "$@" >"$log" 2>&1 &
   pid=$!
-  echo "$label: started (usually about $(( (estimate + 59) / 60 )) min; output in $log)" >&2
+  # ESTIMATE is seconds, or a range LOW-HIGH (said as such; the countdown without counters uses HIGH)
+  local usually="about $(( (${estimate##*-} + 59) / 60 )) min"
+  case "$estimate" in
+    *-*) usually="$(( ${estimate%-*} / 60 ))-$(( (${estimate#*-} + 59) / 60 )) min on 2 cores"
+         estimate="${estimate#*-}" ;;
+  esac
+  echo "$label: started (usually $usually; output in $log)" >&2
   while kill -0 "$pid" 2>/dev/null; do
     local waited=0
     while [ "$waited" -lt "$every" ] && kill -0 "$pid" 2>/dev/null; do
