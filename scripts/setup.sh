@@ -82,6 +82,9 @@ if [ "$force" = 0 ] && [ -x .venv/bin/cortex-lsp ] && [ -f "$state/stamp" ] \
       exit 0  # current, but the embedded model still waits for its build tools
     fi
     echo "cmake and a C++ compiler are installed now: building the embedded model." >&2
+  elif [ "$local_model" = 1 ] && [ "$embedded_state" = failed ]; then
+    echo "The embedded model's build failed (its log: $state/logs/llama-build.log); scripts/setup.sh --force tries again." >&2
+    exit 0
   else
     exit 0  # current: nothing to do
   fi

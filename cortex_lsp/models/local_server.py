@@ -155,8 +155,22 @@ def local_problem(local_model_path: str | None) -> LocalProblem | None:
         problems.append(f"no local model: {PACKAGED_MODEL_DIST} is not installed")
     if not problems:
         return None
-    advice = BUILD_TOOLS_ADVICE if not llama_server_installed() and build_tools_missing() else INSTALL_ADVICE
+    advice = INSTALL_ADVICE
+    if not llama_server_installed():
+        if build_tools_missing():
+            advice = BUILD_TOOLS_ADVICE
+        elif _setup_state() == "failed":  # the set-up is current: running it again would do nothing
+            advice = (f"The embedded model's build failed (its log: {Path(sys.prefix) / 'cortex-setup' / 'logs'}"
+                      "/llama-build.log); `scripts/setup.sh --force` tries again. Or start Ollama (`ollama serve`).")
     return LocalProblem("; ".join(problems), advice)
+
+
+def _setup_state() -> str:
+    """What scripts/setup.sh recorded about the embedded model in this venv (built, failed, …), or ""."""
+    try:
+        return (Path(sys.prefix) / "cortex-setup" / "embedded").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def local_unavailable_reason(local_model_path: str | None) -> str | None:

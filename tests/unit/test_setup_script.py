@@ -206,3 +206,14 @@ def test_a_built_embedded_model_is_recorded(repo: Path) -> None:
     result, _ = setup(repo)
     assert result.returncode == 0
     assert (repo / ".venv" / "cortex-setup" / "embedded").read_text().strip() == "built"
+
+
+def test_a_failed_build_says_how_to_try_again_on_every_run(repo: Path) -> None:
+    if shutil.which("cmake") is None or shutil.which("c++") is None:
+        pytest.skip("cmake and a C++ compiler are not installed here")
+    first, calls = setup(repo, FAKE_LLAMA_RC="1")  # the stand-in pip builds no wheel: the build "failed"
+    assert first.returncode == 0 and any(c.startswith("wheel") for c in calls)
+    assert (repo / ".venv" / "cortex-setup" / "embedded").read_text().strip() == "failed"
+    again, calls = setup(repo, FAKE_LLAMA_RC="1")
+    assert again.returncode == 0 and calls == []
+    assert "scripts/setup.sh --force tries again" in again.stderr
