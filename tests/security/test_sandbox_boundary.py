@@ -97,7 +97,8 @@ HARNESS = """
 import os, sys
 from cortex_lsp.tools.sandbox import audit
 from cortex_lsp.tools.sandbox.worker import _python_dirs, confine, start_os_layers
-confinement, layers = start_os_layers()
+program = bytes.fromhex(sys.argv[7]) if len(sys.argv) > 7 else None  # compiled outside bubblewrap
+confinement, layers = start_os_layers(0, program)
 controls = audit.install(1, _python_dirs())
 notes = confine(confinement, [sys.argv[2]])
 print("LAYERS", layers, notes, flush=True)
@@ -112,9 +113,10 @@ os._exit(0)
 #: Runs HARNESS inside bubblewrap with the folder bound as the pool would (as whoever runs it).
 IN_BWRAP = """
 import shutil, subprocess, sys
+from cortex_lsp.tools.sandbox import seccomp
 from cortex_lsp.tools.sandbox.isolation import bwrap_argv, package_root, root_binds, seccomp_pipe
 from pathlib import Path
-harness, args = sys.argv[1], sys.argv[2:]
+harness, args = sys.argv[1], [*sys.argv[2:], seccomp.program(worker=True).hex()]
 start = f"import sys; sys.path.insert(0, {package_root()!r})\\n" + harness
 with seccomp_pipe() as fd:
     argv = bwrap_argv(shutil.which("bwrap"), [sys.executable, "-I", "-B", "-c", start, *args], [],
@@ -404,7 +406,7 @@ def _leftover(marker: str) -> list[int]:
 
 
 def _launch(argv: list[str], marker: str, env: dict[str, str]) -> str:
-    done = subprocess.run(argv, capture_output=True, timeout=120, check=False, cwd="/",
+    done = subprocess.run(argv, capture_output=True, timeout=300, check=False, cwd="/",
                           env={"LANG": "C.UTF-8", "CORTEX_TEST_MARKER": marker, **env})
     left = [pid for pid in _leftover(marker) if pid != os.getpid()]
     for pid in left:
@@ -502,7 +504,14 @@ def test_escaped_code_is_contained_on_every_host(
         argv, env = _host_argv(host, HARNESS, args, user=user)
     output = _launch(argv, marker, env)
     _assert_contained(world, listeners, output)
-    assert "LAYERS" in output, output[-1500:]
+    layers = next((ln for ln in output.splitlines() if ln.startswith("LAYERS ")), "")
+    assert layers, output[-1500:]
+    if host == "none":  # the simulated host: the in-process layers alone
+        assert "'seccomp': 'missing" in layers and "'landlock': 'missing" in layers, layers
+    else:
+        assert "'seccomp': 'on'" in layers, layers
+    if host == "landlock":
+        assert "'landlock': 'on" in layers, layers
     assert "SURVIVED" not in output, f"{name}: the escaped code ran to its end: {output[-800:]}"
     assert "Stopped by the sandbox" in output or "bwrap:" in output, output[-800:]
 

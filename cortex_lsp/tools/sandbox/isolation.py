@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -124,6 +125,10 @@ def worker_command(parent_pid: int | None = None) -> list[str]:
     return argv
 
 
+#: the third-party packages the worker imports (bound wherever they are installed)
+WORKER_PACKAGES = ("RestrictedPython",)
+
+
 def _python_dirs() -> list[Path]:
     import cortex_lsp
 
@@ -133,6 +138,10 @@ def _python_dirs() -> list[Path]:
         path = Path(entry) if entry else None
         if path and path.is_dir() and "site-packages" in path.parts:
             dirs.add(path.resolve())
+    for name in WORKER_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            dirs.add(Path(spec.origin).resolve().parent)
     system = tuple(Path(d) for d in _SYSTEM_DIRS)
     kept = [d for d in dirs if not any(d == s or s in d.parents for s in system)]
     # Drop folders already covered by another bound folder.

@@ -204,6 +204,10 @@ def _python_dirs() -> list[str]:
     checkout = os.path.dirname(package)
     dirs = {sys.prefix, sys.base_prefix, package}
     dirs.update(p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(checkout))
+    for name in ("RestrictedPython",):  # the third-party packages the worker imports, wherever they are
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            dirs.add(os.path.dirname(os.path.abspath(module.__file__ or "")))
     return sorted(os.path.realpath(d) for d in dirs)
 
 
@@ -229,6 +233,11 @@ def start_os_layers(parent_pid: int = 0, seccomp_program: bytes | None = None
     signal (a credential change clears it), ignore ``SIGXFSZ`` (the filter then refuses every new
     signal disposition), install the seccomp filter."""
     _preload()
+    if seccomp_program is None:  # built before the drop: libseccomp's loader reads files root may own
+        try:
+            seccomp_program = seccomp.program(worker=True)
+        except (OSError, ValueError):
+            seccomp_program = b""
     confinement, landlock_state = landlock.prepare(_python_dirs())
     dropped = drop_root(files_as_owner=confinement is not None)
     _die_with_parent(parent_pid)
