@@ -31,7 +31,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -559,7 +558,8 @@ async def model():
         result = await PythonExecTool(pool).execute({"code": "print('RAN-MODEL-CODE')"}, context)
     finally:
         await pool.aclose()
-    print(("MODEL refused " if result.data and result.data.get("refused") else "MODEL ran ") + (result.error or result.output))
+    refused = bool(result.data and result.data.get("refused"))
+    print(("MODEL refused " if refused else "MODEL ran ") + (result.error or result.output))
 
 asyncio.run(model())
 """

@@ -283,7 +283,6 @@ async def test_pool_after_close_runs_nothing(root: Path) -> None:
 
 def test_doctor_says_plainly_what_runs_without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cortex_lsp.doctor import _sandbox_check, _sandbox_layers_check
-
     from cortex_lsp.tools.sandbox import landlock, seccomp
 
     none = _sandbox_check(Settings(sandbox_isolation="none"))

@@ -101,7 +101,8 @@ MODULE_REASONS: dict[str, str] = {
     "fractions": "pure arithmetic", "numbers": "abstract number classes", "json": "text <-> data, no I/O",
     "datetime": "date arithmetic", "time": "clock reads and sleep (bounded by the time limit)",
     "_strptime": "loaded by datetime.strptime; no I/O",
-    "itertools": "iteration helpers", "functools": "reduce, partial, lru_cache (wraps is replaced; total_ordering only on the snippet's "
+    "itertools": "iteration helpers",
+    "functools": "reduce, partial, lru_cache (wraps is replaced; total_ordering only on the snippet's "
                  "classes)",
     "operator": "operators as functions (attrgetter/methodcaller removed)", "re": "regular expressions",
     "string": "string constants, Template, capwords (Formatter removed)", "textwrap": "text layout",
@@ -109,7 +110,8 @@ MODULE_REASONS: dict[str, str] = {
     "collections.abc": "abstract container classes", "heapq": "heap algorithms", "bisect": "binary search",
     "calendar": "calendar arithmetic and text", "uuid": "uuid4/uuid3/uuid5 (getnode/uuid1 removed)",
     "hashlib": "hash functions", "base64": "encodings", "unicodedata": "character data",
-    "typing": "annotations (get_type_hints/ForwardRef removed)", "enum": "enumerations (global_enum removed; the functional API's member names are checked like a "
+    "typing": "annotations (get_type_hints/ForwardRef removed)",
+    "enum": "enumerations (global_enum removed; the functional API's member names are checked like a "
             "class body's)",
     "dataclasses": "dataclasses (make_dataclass removed; @dataclass, fields, asdict, astuple and replace only "
                    "on the snippet's classes)",

@@ -24,6 +24,14 @@ So ``socket.*``, ``subprocess.*``, ``os.system``/``exec*``/``fork``/``spawn*``/`
 ``marshal``/``pickle``, ``gc.get_referrers``, ``sys._current_frames``, ``sys.settrace`` and every event
 added in later Python versions end the run. The hook keeps everything it uses in its closure (captured at
 install time), so a snippet that patches ``os.path`` or ``builtins`` can't change its answers.
+
+No code of the snippet ever runs inside the hook (where nested events go unchecked): it looks only at
+exact ``str``/``bytes``/``int`` values (a ``str`` subclass is copied first; a refusal names only a value's
+type) and switches the cyclic garbage collector off while it runs, so no finaliser can run there.
+``signal`` raises no audit event for handlers and timers: :meth:`AuditControls.arm` replaces
+:data:`SIGNAL_FUNCTIONS` in ``signal`` and ``_signal`` with a function that ends the worker (the worker's
+seccomp filter refuses the syscalls underneath too), so nothing is ever called with an interrupted
+frame that could walk to this hook's state.
 :meth:`AuditControls.reading_frames` opens a short window, used only by the runner after the snippet
 stopped, in which traceback frames and the Python install's source files may be read.
 """
@@ -229,8 +237,8 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
                 kill(event, f": {show(name)}")
         elif event == "resource.setrlimit":
             # only the worker's own "soft memory limit up to the hard one" after the snippet
-            limits = args[1] if len_(args) == 2 else None
-            if not (args[0] == rlimit_as and type_(args[0]) is int_ and type_(limits) is tuple_ and len_(limits) == 2
+            limits: Any = args[1] if len_(args) == 2 else None
+            if not (type_(args[0]) is int_ and args[0] == rlimit_as and type_(limits) is tuple_ and len_(limits) == 2
                     and type_(limits[0]) is int_ and type_(limits[1]) is int_ and limits[0] == limits[1]):
                 kill(event)
         elif event in ("object.__setattr__", "object.__delattr__"):

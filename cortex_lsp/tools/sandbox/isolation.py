@@ -38,9 +38,11 @@ from cortex_lsp.tools.sandbox import landlock, seccomp
 from cortex_lsp.tools.sandbox.hidden import MAX_SCANNED_ENTRIES, hidden_entries
 
 INSTALL_HINT = (
-    "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap)"
+    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`)"
 )
-SECCOMP_HINT = "install libseccomp (Debian/Ubuntu: sudo apt-get install libseccomp2; Fedora: sudo dnf install libseccomp)"
+SECCOMP_HINT = (
+    "install libseccomp (Debian/Ubuntu: `sudo apt-get install libseccomp2`; Fedora: `sudo dnf install libseccomp`)"
+)
 NOT_ISOLATED = "not isolated"
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
@@ -276,7 +278,8 @@ def probe_bwrap(bwrap: str) -> tuple[bool, str]:
 def _without_bwrap(mode: str, bwrap_detail: str) -> IsolationPlan:
     """No bubblewrap: Landlock and seccomp in the worker, or a refusal that says what to install."""
     if mode == "bwrap":
-        return IsolationPlan(None, bwrap_detail, refuse=True, mode=mode, fix=f"sandbox_isolation is 'bwrap': {INSTALL_HINT}")
+        return IsolationPlan(None, bwrap_detail, refuse=True, mode=mode,
+                             fix=f"sandbox_isolation is 'bwrap': {INSTALL_HINT}")
     filtered, filter_why = seccomp.available()
     version, landlock_why = landlock.abi()
     if filtered and version > 0:
@@ -291,8 +294,8 @@ def _without_bwrap(mode: str, bwrap_detail: str) -> IsolationPlan:
     elif "not installed" in bwrap_detail:
         fix = INSTALL_HINT
     else:
-        fix = ("let bubblewrap create user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run outside "
-               "a container that forbids them), or use Linux 5.13 or later with Landlock enabled")
+        fix = ("let bubblewrap create user namespaces (`sudo sysctl -w kernel.unprivileged_userns_clone=1`, or run "
+               "outside a container that forbids them), or use Linux 5.13 or later with Landlock enabled")
     return IsolationPlan(None, "; ".join(missing), refuse=True, mode=mode, fix=fix)
 
 
