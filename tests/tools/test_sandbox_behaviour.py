@@ -261,7 +261,7 @@ async def test_required_bwrap_missing_refuses_to_run(
         await sandbox.aclose()
     assert result.refused and "bubblewrap" in (result.error or "")
     assert printed.refused and printed.stdout == ""
-    assert result.isolation == "not isolated (bubblewrap not installed)"
+    assert result.isolation == "not isolated (bubblewrap not installed, and sandbox_isolation is 'bwrap')"
     ok, detail = isolation_status(Settings(sandbox_isolation="bwrap"))
     assert not ok and "sudo apt-get install bubblewrap" in detail
     auto_ok, auto_detail = isolation_status(Settings(sandbox_isolation="auto"))

@@ -278,8 +278,8 @@ def probe_bwrap(bwrap: str) -> tuple[bool, str]:
 def _without_bwrap(mode: str, bwrap_detail: str) -> IsolationPlan:
     """No bubblewrap: Landlock and seccomp in the worker, or a refusal that says what to install."""
     if mode == "bwrap":
-        return IsolationPlan(None, bwrap_detail, refuse=True, mode=mode,
-                             fix=f"sandbox_isolation is 'bwrap': {INSTALL_HINT}")
+        return IsolationPlan(None, f"{bwrap_detail}, and sandbox_isolation is 'bwrap'", refuse=True, mode=mode,
+                             fix=INSTALL_HINT)
     filtered, filter_why = seccomp.available()
     version, landlock_why = landlock.abi()
     if filtered and version > 0:
