@@ -27,7 +27,7 @@ escape rather than single payloads:
   object the copy walks), ``copy.dispatch_table`` is removed (it lets code pick any type's reduce, whose
   state ``copy`` then sets with an unguarded ``setattr``).
 - **Class building is checked on every path:** ``Enum('E', names)`` checks its member names like a class
-  body (:func:`install_enum_check`), ``functools.total_ordering`` and the ``dataclasses`` helpers work on
+  body (:func:`.enum_names.install_enum_check`), ``functools.total_ordering`` and the ``dataclasses`` helpers work on
   the snippet's own classes only.
 """
 
@@ -38,7 +38,6 @@ import abc
 import builtins
 import copy
 import dataclasses
-import enum
 import functools
 import importlib
 import operator
@@ -46,19 +45,13 @@ import string
 import typing
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import FunctionType, ModuleType
 from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from cortex_lsp.tools.sandbox.policy import (
-    ALLOWED_MODULES,
-    EXTRA_MAGIC_METHODS,
-    SANDBOX_FILENAME,
-    SUPER_DUNDERS,
-    is_private_name,
-)
+from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, SANDBOX_FILENAME, SUPER_DUNDERS
 
 #: Names removed from a module's view, with the reason (the "what is allowed and why" table's
 #: other half: every module in ``ALLOWED_MODULES`` is offered minus these).
@@ -495,49 +488,6 @@ def _closure(method: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     guard.__name__ = guard.__qualname__ = name
     return guard
-
-
-def enum_member_name(name: object) -> str:
-    """An ``Enum('E', names)`` member name, checked like a name defined in a class body: no dunder
-    outside the allowed magic methods, no ``_sunder_`` name."""
-    text = plain_str(name, "an Enum member name")
-    if text.startswith("_") and not is_private_name(text) and text not in EXTRA_MAGIC_METHODS:
-        raise Refused(f"Enum member name {text!r} is not allowed in the sandbox (checked like a class body)")
-    return text
-
-
-def enum_members(names: Any) -> list[Any]:
-    """The functional API's ``names`` (a string, names, pairs or a mapping) as a plain list, every name
-    checked by :func:`enum_member_name`; read once, so it can't change between the check and the use."""
-    if isinstance(names, str):
-        return [enum_member_name(n) for n in str.__str__(names).replace(",", " ").split()]
-    if isinstance(names, Mapping):
-        return [(enum_member_name(key), names[key]) for key in list(names)]
-    items = list(names)
-    if items and all(isinstance(item, str) for item in items):
-        return [enum_member_name(item) for item in items]
-    pairs: list[tuple[str, Any]] = []
-    for item in items:
-        member, value = item
-        pairs.append((enum_member_name(member), value))
-    return pairs
-
-
-def install_enum_check() -> None:
-    """Make ``Enum('E', names)`` (``EnumType._create_``, which the snippet can't reach: a metaclass
-    and a private name) check its member names like a class body, with the module set to the snippet's.
-    Called once by the worker (through the sealed copy of this module), before any snippet."""
-    original = vars(enum.EnumType)["_create_"]
-    if getattr(original, "__wrapped__", None) is not None:
-        return
-    members = enum_members
-
-    def _create_(cls: Any, class_name: Any, names: Any, **options: Any) -> Any:
-        options["module"] = "__main__"
-        return original(cls, class_name, members(names), **options)
-
-    _create_.__wrapped__ = original  # type: ignore[attr-defined]
-    type.__setattr__(enum.EnumType, "_create_", _create_)
 
 
 class _SafeFormatter(string.Formatter):

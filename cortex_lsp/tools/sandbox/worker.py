@@ -50,7 +50,7 @@ from cortex_lsp.tools.sandbox.sealed import SealedGuards, seal
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _RESTRICTED = "cortex_lsp.tools.sandbox.restricted"
-_ALLOWLIST = "cortex_lsp.tools.sandbox.allowlist"
+_ENUM_NAMES = "cortex_lsp.tools.sandbox.enum_names"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_KEEPCAPS = 8
 _PR_CAPBSET_DROP = 24
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
     program = bytes.fromhex(str(setup.get("seccomp") or ""))
     confinement, layers = start_os_layers(parent_pid, program or b"")
     sealed = seal()
-    sealed.get(_ALLOWLIST, "install_enum_check")()
+    sealed.get(_ENUM_NAMES, "install_enum_check")()
     controls = audit.install(proto_out.fileno(), _python_dirs())
     layers["audit"] = "on"
     proto_out.write(encode_message({"ready": True, "pid": os.getpid(), "layers": layers}))
