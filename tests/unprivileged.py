@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib
+import json
 import os
 import shutil
 import stat
@@ -48,10 +48,10 @@ def readable_by_others(path: Path) -> bool:
         return False
 
 
-def _top_level(file: str) -> tuple[str, str] | None:
+def _top_level(file: str, path: list[str]) -> tuple[str, str] | None:
     """The ``sys.path`` entry holding ``file`` and the top-level package (or module file) under it."""
     real = os.path.realpath(file)
-    for entry in sorted((os.path.realpath(p) for p in sys.path if p), key=len, reverse=True):
+    for entry in sorted((os.path.realpath(p) for p in path if p), key=len, reverse=True):
         if real.startswith(entry + os.sep):
             return entry, real[len(entry) + 1:].split(os.sep)[0]
     return None
@@ -63,31 +63,38 @@ def _stdlib(file: str) -> bool:
     return any(real.startswith(p + os.sep) for p in prefixes) and "site-packages" not in real
 
 
+_LIST_MODULES = """
+import json, sys
+import {names}
+files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+print(json.dumps({{"files": [f for f in files if f], "path": sys.path}}))
+"""
+
+
 @functools.lru_cache(maxsize=1)
 def readable_copy() -> str:
-    """A world-readable folder holding every non-standard-library module of :data:`NEEDED` (made once)."""
-    for name in NEEDED:
-        importlib.import_module(name)
+    """A world-readable folder holding every non-standard-library module that :data:`NEEDED` imports
+    (listed by a fresh interpreter, so nothing else this test session loaded is copied; made once)."""
+    listing = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", preamble(CHECKOUT) + _LIST_MODULES.format(names=", ".join(NEEDED))],
+        capture_output=True, timeout=120, check=True, cwd="/")
+    found = json.loads(listing.stdout.decode().strip().splitlines()[-1])
     target = tempfile.mkdtemp(prefix="cortex-uid65534-")
     atexit.register(shutil.rmtree, target, True)
     copied: set[str] = set()
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if not file or _stdlib(file):
+    for file in found["files"]:
+        if _stdlib(file):
             continue
-        found = _top_level(file)
-        if found is None or found[1] in copied or found[1].endswith(".pth"):
+        top_level = _top_level(file, found["path"])
+        if top_level is None or top_level[1] in copied:
             continue
-        entry, top = found
+        entry, top = top_level
         source = os.path.join(entry, top)
         if os.path.isdir(source):
             shutil.copytree(source, os.path.join(target, top), ignore=shutil.ignore_patterns("__pycache__"))
         elif os.path.isfile(source):
             shutil.copy2(source, os.path.join(target, top))
         copied.add(top)
-    if "cortex_lsp" not in copied:  # always run this checkout's package, never an installed one
-        shutil.copytree(Path(cortex_lsp.__file__).parent, os.path.join(target, "cortex_lsp"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
     for folder, _dirs, files in os.walk(target):
         os.chmod(folder, 0o755)
         for name in files:
