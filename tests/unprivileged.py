@@ -32,7 +32,7 @@ import cortex_lsp
 UID = 65534
 #: what the sandbox's scripts import, server side and worker side
 NEEDED = ("cortex_lsp.tools.sandbox.worker", "cortex_lsp.tools.sandbox.pool", "cortex_lsp.config",
-          "RestrictedPython", "pyseccomp")
+          "cortex_lsp.tools.python_exec", "cortex_lsp.ports", "RestrictedPython", "pyseccomp", "platformdirs")
 CHECKOUT = str(Path(cortex_lsp.__file__).resolve().parent.parent)
 
 
@@ -66,6 +66,7 @@ def _stdlib(file: str) -> bool:
 _LIST_MODULES = """
 import json, sys
 import {names}
+cortex_lsp.config.Settings()  # its defaults import what they need lazily
 files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
 print(json.dumps({{"files": [f for f in files if f], "path": sys.path}}))
 """
