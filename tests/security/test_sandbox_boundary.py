@@ -14,8 +14,8 @@ Two kinds of payload:
   object walkers;
 - **escaped code** (plain Python, as if RestrictedPython had been bypassed) runs in a harness that sets
   the worker's layers up exactly as the worker does, arms the audit hook and executes it: a
-  ``SIGALRM`` + ``setitimer`` handler walking ``f_back``/``f_locals`` to the hook's state, a finaliser or
-  a ``str`` subclass running code inside the hook, frames through generators, coroutines and
+  ``SIGALRM`` + ``setitimer`` handler walking ``f_back``/``f_locals`` to the hook's state, a finaliser, a
+  ``str``/``bytes`` subclass path or a ``str`` subclass attribute name running code inside the hook, frames through generators, coroutines and
   tracebacks.
 
 Every payload ends by trying the damage (:data:`DAMAGE`). The assertions are on side effects: the
@@ -202,6 +202,27 @@ class Path(str):
         damage()
         return 'x'
 open(Path(ROOT + '/notes.txt'))
+damage()
+"""),
+    ("bytes-subclass-inside-hook", DAMAGE + """
+class Path(bytes):
+    def decode(self, *args):
+        damage()
+        return ROOT + '/notes.txt'
+    def startswith(self, *args):
+        damage()
+        return True
+open(Path((ROOT + '/notes.txt').encode()))
+damage()
+"""),
+    ("setattr-name-repr-inside-hook", DAMAGE + """
+class Name(str):
+    def __repr__(self):
+        damage()
+        return 'x'
+def f():
+    pass
+object.__setattr__(f, Name('!!doc!!'.replace('!', '_')), 'x')
 damage()
 """),
     ("generator-frame-walk", DAMAGE + """
