@@ -15,8 +15,8 @@ Two kinds of payload:
 - **escaped code** (plain Python, as if RestrictedPython had been bypassed) runs in a harness that sets
   the worker's layers up exactly as the worker does, arms the audit hook and executes it: a
   ``SIGALRM`` + ``setitimer`` handler walking ``f_back``/``f_locals`` to the hook's state, a finaliser, a
-  ``str``/``bytes`` subclass path or a ``str`` subclass attribute name running code inside the hook, frames through generators, coroutines and
-  tracebacks.
+  ``str``/``bytes`` subclass path or a ``str`` subclass attribute name running code inside the hook,
+  frames through generators, coroutines and tracebacks.
 
 Every payload ends by trying the damage (:data:`DAMAGE`). The assertions are on side effects: the
 secret file outside the folder and the folder's ``.env`` not in any output, nothing created outside,
