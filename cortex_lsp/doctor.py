@@ -124,33 +124,39 @@ def _roots_check(roots: list[Path]) -> Check:
 
 
 def _sandbox_check(settings: Settings) -> Check:
+    """Which OS boundary confines code (bubblewrap, or Landlock and seccomp), or why nothing runs."""
     try:
-        from cortex_lsp.tools.sandbox import isolation_status
+        from cortex_lsp.tools.sandbox.isolation import plan_isolation
     except ImportError:
         return Check("sandbox", False, "The Python sandbox is not installed.",
                      "Run `scripts/setup.sh` in the cortex-lsp folder (or `pip install -e .` there).")
+    from cortex_lsp.tools.sandbox.isolation import isolation_status
+
+    plan = plan_isolation(settings)
     ok, detail = isolation_status(settings)
-    fix = "" if ok else "Install bubblewrap: `sudo apt-get install bubblewrap`."
     if settings.sandbox_isolation == "none":  # the user's choice, but never a silent one
         return Check("sandbox isolation", False, detail, f"Set {setting('sandbox_isolation')} to `auto`.",
                      warning=True)
-    return Check("sandbox isolation", ok, detail, fix, warning=not ok and settings.sandbox_isolation != "bwrap")
+    fix = f"{plan.fix[0].upper()}{plan.fix[1:]}." if plan.refuse else ""
+    return Check("sandbox isolation", ok, detail, fix)
 
 
 def _sandbox_layers_check() -> Check:
-    """The in-process layers every worker gets, with or without bubblewrap."""
+    """The layers every worker gets, whatever the boundary."""
     import os
 
     from cortex_lsp.tools.sandbox import seccomp
 
     root = "; as root, the worker drops to uid 65534 with no capability before any code runs" \
         if os.geteuid() == 0 else ""
-    if seccomp.program(deny_exec=True) is None:
-        return Check("sandbox layers", False, "The seccomp filter is written for x86_64 only: here workers run "
-                     "without it (RestrictedPython guards, the audit hook and resource limits still apply)" + root
-                     + ".", "", warning=True)
+    filtered, why = seccomp.available()
+    if not filtered:
+        return Check("sandbox layers", False, f"No seccomp filter ({why}): without bubblewrap no code runs "
+                     "(RestrictedPython guards, the audit hook and resource limits alone are not enough)" + root
+                     + ".", "Install libseccomp: `sudo apt-get install libseccomp2`.", warning=True)
     return Check("sandbox layers", True, "Every worker: RestrictedPython guards, an audit hook that ends it on "
-                 "any write, network, process or new code, a seccomp filter and resource limits" + root + ".")
+                 "any write, network, process or new code, a libseccomp filter (no sockets, writes, new "
+                 "processes, signal handlers or timers) and resource limits" + root + ".")
 
 
 def _sandbox_landlock_check() -> Check:
@@ -159,8 +165,8 @@ def _sandbox_landlock_check() -> Check:
 
     version, why = landlock.abi()
     if version < 1:
-        return Check("sandbox landlock", False, f"Landlock is not available ({why}): an escaped snippet without "
-                     "bubblewrap is held only by the uid drop, seccomp and file permissions.",
+        return Check("sandbox landlock", False, f"Landlock is not available ({why}): without bubblewrap, the "
+                     "sandbox has no OS boundary and runs no code.",
                      "Use Linux 5.13 or later with Landlock enabled (kernel option `lsm=landlock,...`).",
                      warning=True)
     return Check("sandbox landlock", True,

@@ -5,10 +5,10 @@ roots, limits, isolation) is enforced by :mod:`cortex_lsp.tools.sandbox`. A refu
 with ``data["refused"] = True`` so the agent can stop instead of retrying forbidden code.
 
 Two rules of its own: code over the sandbox's size limit is refused before anything reads it (no parse
-for the argument repair), and under ``sandbox_isolation: auto`` without bubblewrap the model may not run
-code at all (:attr:`~cortex_lsp.tools.sandbox.isolation.IsolationPlan.model_code_allowed`): only the
-user's own "Run this" (``cortex.run``) runs then, with a warning. Whether the tool is offered at all
-is the plan guards' decision (:func:`~cortex_lsp.agent.plan_guards.python_allowed`).
+for the argument repair), and where the host offers no OS boundary (neither bubblewrap nor Landlock
+with seccomp, :attr:`~cortex_lsp.tools.sandbox.isolation.IsolationPlan.model_code_allowed`) nothing
+runs: the result says what to install. Whether the tool is offered at all is the plan guards' decision
+(:func:`~cortex_lsp.agent.plan_guards.python_allowed`).
 """
 
 from __future__ import annotations
@@ -102,11 +102,7 @@ class PythonExecTool(BaseTool):
             return self.fail("No code was given.")
         plan = await self._pool.isolation()
         if not plan.model_code_allowed:
-            reason = (
-                f"Not run: {plan.warning or plan.detail} Without it, code runs only when the user runs it "
-                "themselves (Cortex: Run this); the model may not run code on its own."
-            )
-            return self.fail(reason, data={"refused": True, "isolation": plan.label})
+            return self.fail(plan.refusal, data={"refused": True, "isolation": plan.label})
         result = await self._pool.run(code, roots=list(context.workspace.roots))
         data = {
             "stdout": result.stdout,

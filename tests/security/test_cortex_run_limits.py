@@ -52,9 +52,9 @@ async def test_without_os_isolation_every_result_and_the_first_run_say_so(
         messages = [m.message for m in client.messages]
     for result in (first, second):
         assert result["stdout"] == "2\n"
-        assert "only the in-process layers apply" in (result["warning"] or "")
-        assert any("only the in-process layers apply" in n for n in result["notes"])
-    shown = [m for m in messages if "only the in-process layers apply" in m]
+        assert "not isolated" in (result["warning"] or "")
+        assert any("not isolated" in n for n in result["notes"])
+    shown = [m for m in messages if "not isolated" in m]
     assert len(shown) == 1, messages  # once per session, not on every run
 
 

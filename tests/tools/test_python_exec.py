@@ -128,10 +128,13 @@ def test_format_result_caps_and_labels() -> None:
     assert format_result(empty) == "(no output)"
 
 
-async def test_model_code_is_refused_under_auto_without_bubblewrap(
+async def test_without_bubblewrap_model_code_runs_only_inside_landlock_and_seccomp(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No silent downgrade: ``auto`` without bubblewrap never lets the model run code on its own."""
+    """No silent downgrade: ``auto`` without bubblewrap runs code only inside Landlock and the seccomp
+    filter, and refuses it on a host without them (simulated hosts: tests/security/test_sandbox_boundary.py)."""
+    from cortex_lsp.tools.sandbox import landlock, seccomp
+
     monkeypatch.setenv("PATH", str(tmp_path))  # as far as the sandbox can tell, bubblewrap is missing
     pool = SandboxPool(Settings(sandbox_isolation="auto"))
     try:
@@ -140,11 +143,16 @@ async def test_model_code_is_refused_under_auto_without_bubblewrap(
         user_run = await pool.run("print('RAN-USER-CODE')", roots=[root])  # what cortex.run does
     finally:
         await pool.aclose()
-    assert not result.success and result.data and result.data["refused"] is True
-    assert "RAN-MODEL-CODE" not in (result.output or "") + (result.error or "")
-    assert "bubblewrap not installed" in (result.error or "")
-    assert user_run.stdout == "RAN-USER-CODE\n"
-    assert any("only the in-process layers apply" in n for n in user_run.notes)
+    if landlock.abi()[0] > 0 and seccomp.available()[0]:
+        assert result.success and result.data and result.data["isolation"] == "landlock+seccomp", result
+        assert "RAN-MODEL-CODE" in result.output
+        assert user_run.stdout == "RAN-USER-CODE\n" and user_run.isolation == "landlock+seccomp"
+        assert not any("not isolated" in n for n in user_run.notes)
+    else:
+        assert not result.success and result.data and result.data["refused"] is True
+        assert "RAN-MODEL-CODE" not in (result.output or "") + (result.error or "")
+        assert "apt-get install" in (result.error or "")
+        assert user_run.refused and user_run.stdout == ""
 
 
 async def test_model_code_runs_under_none_the_users_explicit_choice(root: Path) -> None:
@@ -154,7 +162,7 @@ async def test_model_code_runs_under_none_the_users_explicit_choice(root: Path) 
     finally:
         await pool.aclose()
     assert result.success and "42" in result.output
-    assert "only the in-process layers apply" in result.output  # the warning is in the result text too
+    assert "not isolated" in result.output  # the warning is in the result text too
 
 
 async def test_oversized_code_is_refused_before_any_parse(registry: ToolRegistry, root: Path) -> None:

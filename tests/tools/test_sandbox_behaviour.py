@@ -223,11 +223,13 @@ async def test_isolation_is_reported(pool: SandboxPool, root: Path) -> None:
     ok, detail = isolation_status(Settings(sandbox_isolation=plan.mode))  # type: ignore[arg-type]
     if plan.bwrap:
         assert ok and result.isolation == "bwrap" and "bubblewrap" in detail
-        assert not any("only the in-process layers" in n for n in result.notes)
+        assert not any("not isolated" in n for n in result.notes)
+    elif plan.boundary == "landlock":
+        assert ok and result.isolation == "landlock+seccomp" and "Landlock" in detail and "seccomp" in detail
     else:  # no silent downgrade: the result itself says so
-        assert result.isolation.startswith("none (")
-        assert "apt-get install" in detail and "only the in-process layers apply" in detail
-        assert any("only the in-process layers apply" in n for n in result.notes), result.notes
+        assert result.isolation.startswith("not isolated (")
+        assert "not isolated" in detail and "only the in-process layers are guaranteed" in detail
+        assert any("not isolated" in n for n in result.notes), result.notes
 
 
 @ASYNC
@@ -238,9 +240,10 @@ async def test_isolation_none_is_labelled(root: Path) -> None:
     finally:
         await sandbox.aclose()
     assert result.stdout == "1\n"
-    assert result.isolation.startswith("none (") and "sandbox_isolation" in result.isolation
+    assert result.isolation.startswith("not isolated (") and "sandbox_isolation" in result.isolation
+    assert any("not isolated" in note for note in result.notes), result.notes
     ok, detail = isolation_status(Settings(sandbox_isolation="none"))
-    assert ok and "without OS isolation" in detail
+    assert ok and "not isolated" in detail
 
 
 @ASYNC
@@ -258,11 +261,14 @@ async def test_required_bwrap_missing_refuses_to_run(
         await sandbox.aclose()
     assert result.refused and "bubblewrap" in (result.error or "")
     assert printed.refused and printed.stdout == ""
-    assert result.isolation == "none (bubblewrap not installed)"
+    assert result.isolation == "not isolated (bubblewrap not installed, and sandbox_isolation is 'bwrap')"
     ok, detail = isolation_status(Settings(sandbox_isolation="bwrap"))
-    assert not ok and "apt-get install -y bubblewrap" in detail
+    assert not ok and "sudo apt-get install bubblewrap" in detail
     auto_ok, auto_detail = isolation_status(Settings(sandbox_isolation="auto"))
-    assert not auto_ok and "without OS isolation" in auto_detail
+    if auto_ok:  # this host has Landlock and seccomp: that boundary is used instead
+        assert "Landlock" in auto_detail and "seccomp" in auto_detail
+    else:
+        assert "refuses to run code" in auto_detail and "apt-get install" in auto_detail
     assert not marker.exists()
 
 
@@ -277,13 +283,17 @@ async def test_pool_after_close_runs_nothing(root: Path) -> None:
 
 def test_doctor_says_plainly_what_runs_without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cortex_lsp.doctor import _sandbox_check, _sandbox_layers_check
+    from cortex_lsp.tools.sandbox import landlock, seccomp
 
     none = _sandbox_check(Settings(sandbox_isolation="none"))
-    assert none.warning and not none.ok and "only the in-process layers apply" in none.detail
+    assert none.warning and not none.ok and "not isolated" in none.detail
     layers = _sandbox_layers_check()
     assert "audit hook" in layers.detail and "seccomp" in layers.detail
     monkeypatch.setenv("PATH", str(tmp_path))  # bubblewrap missing, as far as the sandbox can tell
     auto = _sandbox_check(Settings(sandbox_isolation="auto"))
-    assert auto.warning and "python_exec is refused" in auto.detail and "apt-get install" in auto.detail
+    if landlock.abi()[0] > 0 and seccomp.available()[0]:
+        assert auto.ok and "Landlock" in auto.detail and "libseccomp" in auto.detail, auto
+    else:
+        assert not auto.ok and "refuses to run code" in auto.detail and "apt-get install" in auto.fix
     required = _sandbox_check(Settings(sandbox_isolation="bwrap"))
-    assert not required.ok and not required.warning
+    assert not required.ok and not required.warning and "apt-get install bubblewrap" in required.fix

@@ -20,6 +20,15 @@ escape rather than single payloads:
   look fields up through :meth:`Guards.getattr`.
 - **Nothing that evaluates strings:** ``typing.get_type_hints``, ``typing.ForwardRef`` and
   ``dataclasses.make_dataclass`` are removed; ``string.Formatter`` is removed.
+- **Nothing the snippet can copy, deepcopy or walk leads to a real callable:** every guard the snippet
+  holds (the guarded builtins, RestrictedPython's hooks, the substitutes in module views) is a plain
+  function whose state sits in its closure (:func:`_closure`): ``copy``/``deepcopy`` treat functions as
+  atoms and ``__closure__`` is a dunder. ``copy.deepcopy`` takes no ``memo`` (a memo would see every
+  object the copy walks), ``copy.dispatch_table`` is removed (it lets code pick any type's reduce, whose
+  state ``copy`` then sets with an unguarded ``setattr``).
+- **Class building is checked on every path:** ``Enum('E', names)`` checks its member names like a class
+  body (:func:`.enum_names.install_enum_check`), ``functools.total_ordering`` and the ``dataclasses`` helpers work on
+  the snippet's own classes only.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import _string  # type: ignore[import-not-found]
 import abc
 import builtins
+import copy
 import dataclasses
 import functools
 import importlib
@@ -53,14 +63,21 @@ REMOVED: dict[str, dict[str, str]] = {
     "typing": {
         "get_type_hints": "evaluates annotation strings with eval()",
         "ForwardRef": "evaluates its string with eval()",
+        "get_overloads": "returns functions registered by any module (a process-wide registry)",
+        "clear_overloads": "empties a process-wide registry",
+        "no_type_check": "sets an attribute on whatever it is given, library functions included",
+        "no_type_check_decorator": "sets an attribute on whatever it is given, library functions included",
     },
+    "copy": {"dispatch_table": "copyreg's table: lets the code pick the reduce function of any type, whose "
+                               "state copy's _reconstruct then sets with an unguarded setattr"},
     "functools": {
         "singledispatch": "resolves annotation strings (get_type_hints)",
         "singledispatchmethod": "resolves annotation strings (get_type_hints)",
     },
     "string": {"Formatter": "its field lookup walks attributes unguarded"},
     "uuid": {"getnode": "may run system commands", "uuid1": "calls getnode()"},
-    "dataclasses": {"make_dataclass": "builds a class from a namespace of any names, dunders included"},
+    "dataclasses": {"make_dataclass": "builds a class from a namespace of any names, dunders included",
+                    "FunctionType": "builds a function from a code object and any globals"},
     "abc": {"update_abstractmethods": "sets a dunder attribute on any class"},
     "enum": {"global_enum": "writes the members into the globals of whatever module the enum names "
                             "(sys.modules[cls.__module__].__dict__): the guards' own module included"},
@@ -77,16 +94,22 @@ MODULE_REASONS: dict[str, str] = {
     "fractions": "pure arithmetic", "numbers": "abstract number classes", "json": "text <-> data, no I/O",
     "datetime": "date arithmetic", "time": "clock reads and sleep (bounded by the time limit)",
     "_strptime": "loaded by datetime.strptime; no I/O",
-    "itertools": "iteration helpers", "functools": "reduce, partial, lru_cache (wraps is replaced)",
+    "itertools": "iteration helpers",
+    "functools": "reduce, partial, lru_cache (wraps is replaced; total_ordering only on the snippet's "
+                 "classes)",
     "operator": "operators as functions (attrgetter/methodcaller removed)", "re": "regular expressions",
     "string": "string constants, Template, capwords (Formatter removed)", "textwrap": "text layout",
     "collections": "containers (namedtuple builds its class from a fixed template)",
     "collections.abc": "abstract container classes", "heapq": "heap algorithms", "bisect": "binary search",
     "calendar": "calendar arithmetic and text", "uuid": "uuid4/uuid3/uuid5 (getnode/uuid1 removed)",
     "hashlib": "hash functions", "base64": "encodings", "unicodedata": "character data",
-    "typing": "annotations (get_type_hints/ForwardRef removed)", "enum": "enumerations (global_enum removed)",
-    "dataclasses": "dataclasses (make_dataclass removed; @dataclass only on the snippet's classes)",
-    "copy": "copy/deepcopy (a snippet can't define __reduce__)", "pprint": "pretty printing",
+    "typing": "annotations (get_type_hints/ForwardRef removed)",
+    "enum": "enumerations (global_enum removed; the functional API's member names are checked like a "
+            "class body's)",
+    "dataclasses": "dataclasses (make_dataclass removed; @dataclass, fields, asdict, astuple and replace only "
+                   "on the snippet's classes)",
+    "copy": "copy/deepcopy (no memo argument; dispatch_table removed; a snippet can't define __reduce__)",
+    "pprint": "pretty printing (calls repr only)",
     "abc": "abstract base classes (ABCMeta itself is not offered)",
 }
 
@@ -205,11 +228,31 @@ class Guards:
     def __init__(self) -> None:
         self.classes = SandboxClasses()
         self._views: dict[str, ModuleType] = {}
+        #: what the snippet is handed: plain functions over this object (see :func:`_closure`)
+        self.api: dict[str, Callable[..., Any]] = {
+            name: _closure(getattr(self, name), name.rstrip("_"))
+            for name in ("getattr", "hasattr", "setattr", "delattr", "type", "dir", "import_", "build_class",
+                         "write", "write_private", "super_attr")
+        }
+        update_wrapper = _closure(self.update_wrapper, "update_wrapper")
+
+        def wraps(wrapped: Any, assigned: Sequence[str] = (), updated: Sequence[str] = ()) -> Callable[[Any], Any]:
+            def decorate(wrapper: Any) -> Any:
+                return update_wrapper(wrapper, wrapped, assigned, updated)
+
+            return decorate
+
         # (real, substitute) pairs, compared by identity (not ``id()``: that is an audited event)
         self._substitutes: tuple[tuple[object, object], ...] = (
-            (functools.wraps, self.wraps),
-            (functools.update_wrapper, self.update_wrapper),
-            (dataclasses.dataclass, self.dataclass),
+            (functools.wraps, wraps),
+            (functools.update_wrapper, update_wrapper),
+            (functools.total_ordering, _closure(self.total_ordering, "total_ordering")),
+            (dataclasses.dataclass, _closure(self.dataclass, "dataclass")),
+            (dataclasses.fields, _closure(self.fields, "fields")),
+            (dataclasses.asdict, _closure(self.asdict, "asdict")),
+            (dataclasses.astuple, _closure(self.astuple, "astuple")),
+            (dataclasses.replace, _closure(self.replace, "replace")),
+            (copy.deepcopy, _closure(self.deepcopy, "deepcopy")),
         )
 
     def _substitute(self, value: object) -> object:
@@ -366,6 +409,41 @@ class Guards:
 
         return wrap if cls is None else wrap(cls)
 
+    def _own(self, obj: object, what: str) -> None:
+        if not self.classes.owns(obj):
+            raise Refused(f"{what} works only on the snippet's own classes and their instances in the sandbox")
+
+    def fields(self, class_or_instance: Any) -> Any:
+        self._own(class_or_instance, "dataclasses.fields")
+        return dataclasses.fields(class_or_instance)
+
+    def asdict(self, obj: Any, *, dict_factory: Callable[..., Any] = dict) -> Any:
+        self._own(obj, "dataclasses.asdict")
+        return dataclasses.asdict(obj, dict_factory=dict_factory)
+
+    def astuple(self, obj: Any, *, tuple_factory: Callable[..., Any] = tuple) -> Any:
+        self._own(obj, "dataclasses.astuple")
+        return dataclasses.astuple(obj, tuple_factory=tuple_factory)
+
+    def replace(self, obj: Any, /, **changes: Any) -> Any:
+        self._own(obj, "dataclasses.replace")
+        return dataclasses.replace(obj, **changes)
+
+    def total_ordering(self, cls: Any) -> Any:
+        """``functools.total_ordering`` sets comparison dunders on the class it is given: only the
+        snippet's own classes."""
+        if not isinstance(cls, type):
+            raise Refused("functools.total_ordering takes a class")
+        self._own(cls, "functools.total_ordering")
+        return functools.total_ordering(cls)
+
+    def deepcopy(self, x: Any, memo: Any = None) -> Any:
+        """``copy.deepcopy`` without a caller's memo: the memo sees every object the copy walks."""
+        if memo is not None:
+            raise Refused("copy.deepcopy(x, memo) is not allowed in the sandbox (the memo would see every object "
+                          "the copy walks)")
+        return copy.deepcopy(x)
+
     def update_wrapper(
         self, wrapper: Any, wrapped: Any, assigned: Sequence[str] = (), updated: Sequence[str] = ()
     ) -> Any:
@@ -382,11 +460,6 @@ class Guards:
         setattr(wrapper, "__wrapped__", wrapped)  # noqa: B010
         return wrapper
 
-    def wraps(
-        self, wrapped: Any, assigned: Sequence[str] = (), updated: Sequence[str] = ()
-    ) -> Callable[[Any], Any]:
-        return functools.partial(self.update_wrapper, wrapped=wrapped, assigned=assigned, updated=updated)
-
     def dir(self, obj: object) -> list[str]:
         return sorted(n for n in dir(obj) if not n.startswith("_") or self.classes.private_ok(obj, n))
 
@@ -402,6 +475,19 @@ class Guards:
             return _SafeFormatter(self).vformat(text, (), mapping)
 
         return format_map
+
+
+def _closure(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A plain function that calls ``method``. ``copy``/``deepcopy``/``pickle`` treat functions as atoms
+    and its closure is only reachable through ``__closure__`` (a dunder, refused), so nothing the snippet
+    can copy, reduce or walk leads from it to the guards' state (a bound method would: its ``__self__``
+    is copied like any object, ``_substitutes`` and all)."""
+
+    def guard(*args: Any, **kwargs: Any) -> Any:
+        return method(*args, **kwargs)
+
+    guard.__name__ = guard.__qualname__ = name
+    return guard
 
 
 class _SafeFormatter(string.Formatter):

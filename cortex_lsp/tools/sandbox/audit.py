@@ -24,20 +24,31 @@ So ``socket.*``, ``subprocess.*``, ``os.system``/``exec*``/``fork``/``spawn*``/`
 ``marshal``/``pickle``, ``gc.get_referrers``, ``sys._current_frames``, ``sys.settrace`` and every event
 added in later Python versions end the run. The hook keeps everything it uses in its closure (captured at
 install time), so a snippet that patches ``os.path`` or ``builtins`` can't change its answers.
+
+No code of the snippet ever runs inside the hook (where nested events go unchecked): it looks only at
+exact ``str``/``bytes``/``int`` values (a ``str`` subclass is copied first; a refusal names only a value's
+type) and switches the cyclic garbage collector off while it runs, so no finaliser can run there.
+``signal`` raises no audit event for handlers and timers: :meth:`AuditControls.arm` replaces
+:data:`SIGNAL_FUNCTIONS` in ``signal`` and ``_signal`` with a function that ends the worker (the worker's
+seccomp filter refuses the syscalls underneath too), so nothing is ever called with an interrupted
+frame that could walk to this hook's state.
 :meth:`AuditControls.reading_frames` opens a short window, used only by the runner after the snippet
 stopped, in which traceback frames and the Python install's source files may be read.
 """
 
 from __future__ import annotations
 
+import _signal
 import collections
 import contextlib
 import dataclasses
 import enum
+import gc
 import json
 import os
 import posix
 import resource
+import signal
 import stat
 import sys
 import typing
@@ -49,6 +60,11 @@ KILLED_STATUS = 86
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FRAME_NAMES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 _ALWAYS = frozenset({"builtins.id", "time.sleep"})
+#: ``signal`` functions that install handlers, arm timers or send signals (none raises an audit event):
+#: replaced, in ``signal`` and ``_signal``, by a function that ends the worker once the hook is armed.
+#: The worker's seccomp filter refuses the syscalls behind them too (``rt_sigaction``, ``setitimer``...).
+SIGNAL_FUNCTIONS = ("signal", "setitimer", "alarm", "set_wakeup_fd", "siginterrupt", "pthread_kill",
+                    "raise_signal", "pthread_sigmask", "sigwait", "sigwaitinfo", "sigtimedwait", "pidfd_send_signal")
 
 
 def _code(func: Any) -> CodeType:
@@ -59,7 +75,8 @@ def _allowed_callers() -> dict[str, frozenset[CodeType]]:
     create_fn = _code(dataclasses._create_fn)  # type: ignore[attr-defined]
     namedtuple = _code(collections.namedtuple)
     forward_ref = _code(typing.ForwardRef.__init__)
-    enum_create = _code(enum.EnumType._create_)  # type: ignore[attr-defined]
+    create = vars(enum.EnumType)["_create_"]
+    enum_create = _code(getattr(create, "__wrapped__", create))
     typing_caller = _code(typing._caller)  # type: ignore[attr-defined]
     return {
         "compile": frozenset({create_fn, namedtuple, forward_ref}),
@@ -75,6 +92,15 @@ class AuditControls:
 
     arm: Callable[[CodeType, Sequence[str]], None]
     reading_frames: Callable[[], contextlib.AbstractContextManager[object]]
+
+
+def _show(value: object) -> str:
+    """``value`` for a refusal message without calling anything the snippet defined: the repr of an
+    exact ``str``/``bytes``/``int``, else only its type's name."""
+    kind = type(value)
+    if kind is str or kind is bytes or kind is int:
+        return repr(value)
+    return f"<{kind.__name__}>"
 
 
 def _refusal_message(event: str, detail: str) -> bytes:
@@ -93,7 +119,9 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
     # Everything the hook calls is captured now, so a snippet patching modules can't change it.
     lstat, readlink, getcwd, write, exit_now = posix.lstat, posix.readlink, posix.getcwd, posix.write, os._exit
     is_link, getframe, isinstance_, str_, int_, bytes_ = stat.S_ISLNK, sys._getframe, isinstance, str, int, bytes
-    type_, tuple_, any_, len_ = type, tuple, any, len
+    type_, tuple_, any_, len_, show, plain = type, tuple, any, len, _show, str.__str__
+    join_bytes = b"".join
+    gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
     message, frame_names, always, write_flags = _refusal_message, _FRAME_NAMES, _ALWAYS, _WRITE_FLAGS
     rlimit_as = resource.RLIMIT_AS
     state: dict[str, Any] = {"armed": False, "busy": False, "code": None, "roots": (), "frames": False}
@@ -148,66 +176,102 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
         return False
 
     def check_open(args: tuple[Any, ...]) -> None:
+        # Only exact str/bytes/int are looked at (copied first): a snippet's str subclass could answer
+        # ``startswith``/``in`` with its own code while the hook runs.
         path, mode, flags = (*tuple_(args), None, None, None)[:3]
+        if mode is not None and type_(mode) is not str_:
+            kill("open", f" with a mode of type {show(mode)}")
         if isinstance_(mode, str_) and any_(c in mode for c in "wax+"):
-            kill("open", f" for writing: {path!r}")
+            kill("open", f" for writing: {show(path)}")
+        if flags is not None and type_(flags) is not int_:
+            kill("open", f" with flags of type {show(flags)}")
         if isinstance_(flags, int_) and flags & write_flags:
-            kill("open", f" for writing: {path!r}")
+            kill("open", f" for writing: {show(path)}")
         if isinstance_(path, int_):
             return
         if isinstance_(path, bytes_):
-            path = path.decode("utf-8", "surrogateescape")
-        if not isinstance_(path, str_) or not readable(path):
-            kill("open", f" outside the folder or of a hidden file: {path!r}")
+            path = join_bytes((path,)).decode("utf-8", "surrogateescape")
+        elif isinstance_(path, str_):
+            path = plain(path)
+        else:
+            kill("open", f" of a {show(path)} path")
+        if not readable(path):
+            kill("open", f" outside the folder or of a hidden file: {show(path)}")
 
     def caller_code() -> CodeType | None:
         try:
-            return getframe(2).f_code  # 0: this function, 1: the hook, 2: the function that raised
+            return getframe(3).f_code  # 0: this function, 1: check, 2: the hook, 3: the function that raised
         except ValueError:
             return None
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if not state["armed"] or state["busy"]:
             return
+        # While busy, no event is checked: so no code of the snippet may run in here. The hook only
+        # looks at exact built-in types, and the cyclic collector (which could run a finaliser) is off.
         state["busy"] = True
+        collecting = gc_enabled()
+        gc_disable()
         try:
-            if event in always:
-                return
-            if event == "open":
-                check_open(args)
-            elif event == "exec" and state["code"] is not None and args and args[0] is state["code"]:
-                state["code"] = None
-            elif event in ("compile", "exec", "sys._getframe"):
-                if caller_code() not in callers[event]:
-                    kill(event)
-            elif event == "object.__getattr__":
-                if len_(args) > 1 and args[1] in frame_names and not state["frames"]:
-                    kill(event, f": {args[1]}")
-            elif event == "resource.setrlimit":
-                # only the worker's own "soft memory limit up to the hard one" after the snippet
-                if not (len_(args) == 2 and args[0] == rlimit_as and len_(args[1]) == 2 and args[1][0] == args[1][1]):
-                    kill(event)
-            elif event in ("object.__setattr__", "object.__delattr__"):
-                on_class = bool(args) and isinstance_(args[0], type_)
-                if not on_class and caller_code() not in callers["function.__defaults__"]:
-                    kill(event, f": {args[1]!r}" if len_(args) > 1 else "")
-            else:
-                kill(event)
+            check(event, args)
         finally:
+            if collecting:
+                gc_enable()
             state["busy"] = False
 
+    def check(event: str, args: tuple[Any, ...]) -> None:
+        if type_(event) is not str_ or type_(args) is not tuple_:
+            kill("audit", ": an event of an unexpected shape")
+        if event in always:
+            return
+        if event == "open":
+            check_open(args)
+        elif event == "exec" and state["code"] is not None and args and args[0] is state["code"]:
+            state["code"] = None
+        elif event in ("compile", "exec", "sys._getframe"):
+            if caller_code() not in callers[event]:
+                kill(event)
+        elif event == "object.__getattr__":
+            name = args[1] if len_(args) > 1 else None
+            if type_(name) is not str_ or (name in frame_names and not state["frames"]):
+                kill(event, f": {show(name)}")
+        elif event == "resource.setrlimit":
+            # only the worker's own "soft memory limit up to the hard one" after the snippet
+            limits: Any = args[1] if len_(args) == 2 else None
+            if not (type_(args[0]) is int_ and args[0] == rlimit_as and type_(limits) is tuple_ and len_(limits) == 2
+                    and type_(limits[0]) is int_ and type_(limits[1]) is int_ and limits[0] == limits[1]):
+                kill(event)
+        elif event in ("object.__setattr__", "object.__delattr__"):
+            on_class = bool(args) and isinstance_(args[0], type_)
+            if not on_class and caller_code() not in callers["function.__defaults__"]:
+                kill(event, f": {show(args[1])}" if len_(args) > 1 else "")
+        else:
+            kill(event)
+
+    def refuse_signal(*_args: Any, **_kwargs: Any) -> None:
+        kill("signal", ": handlers, timers and signals are not available to sandboxed code")
+
     def arm(code: CodeType, roots: Sequence[str]) -> None:
+        for module in (signal, _signal):
+            for name in SIGNAL_FUNCTIONS:
+                if hasattr(module, name):
+                    setattr(module, name, refuse_signal)
         state["roots"] = tuple_(r.rstrip("/") or "/" for r in roots)
         state["code"] = code
         state["armed"] = True
 
     @contextlib.contextmanager
     def reading_frames() -> Iterator[None]:
+        # no finaliser of the snippet may run while frames are readable
+        collecting = gc_enabled()
+        gc_disable()
         state["frames"] = True
         try:
             yield
         finally:
             state["frames"] = False
+            if collecting:
+                gc_enable()
 
     sys.addaudithook(hook)
     return AuditControls(arm=arm, reading_frames=reading_frames)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex_lsp.config import Settings
+from cortex_lsp.tools.sandbox import seccomp
 from cortex_lsp.tools.sandbox.isolation import (
     IsolationPlan,
     bwrap_argv,
@@ -41,8 +42,9 @@ _HEADER = struct.Struct(">I")
 
 @dataclass
 class SandboxResult:
-    """The outcome of one run. ``refused``: the sandbox refused the code (policy), rather than the code
-    failing while it ran. ``isolation``: ``"bwrap"`` or ``"none (<why>)"``."""
+    """The outcome of one run. ``refused``: the sandbox refused the code (policy, or no OS boundary),
+    rather than the code failing while it ran. ``isolation``: ``"bwrap"``, ``"landlock+seccomp"`` or
+    ``"not isolated (<why>)"``."""
 
     stdout: str
     stderr: str
@@ -71,6 +73,8 @@ class _Worker:
     missing: list[str] = field(default_factory=list)
     #: the hidden entries bubblewrap covered when the worker started (``None``: no bubblewrap)
     hidden: frozenset[str] | None = None
+    #: the OS layers the plan's boundary needs but the worker reported missing (it is then not used)
+    unconfined: list[str] = field(default_factory=list)
 
 
 def _encode(payload: dict[str, Any]) -> bytes:
@@ -129,6 +133,15 @@ def _describe_exit(returncode: int | None, timeout: float) -> str:
     return f"Stopped: the sandbox worker exited with status {returncode}."
 
 
+def _worker_filter() -> bytes:
+    """The worker's own seccomp program (empty when libseccomp is missing: the worker then reports the
+    layer missing, and the plan decides whether that may run)."""
+    try:
+        return seccomp.program(worker=True)
+    except (OSError, ValueError):
+        return b""
+
+
 class SandboxPool:
     """Runs Python snippets in recycled, pre-started sandbox workers."""
 
@@ -136,6 +149,7 @@ class SandboxPool:
         self._settings = settings
         self._keep_warm = keep_warm
         self._plan: IsolationPlan | None = None
+        self._filter = b""
         self._plan_lock: asyncio.Lock | None = None
         self._take_lock: asyncio.Lock | None = None
         self._warm: asyncio.Task[_Worker] | None = None
@@ -156,6 +170,7 @@ class SandboxPool:
                 self._plan_lock = asyncio.Lock()
             async with self._plan_lock:
                 if self._plan is None:
+                    self._filter = await asyncio.to_thread(_worker_filter)
                     self._plan = await asyncio.to_thread(plan_isolation, self._settings)
         return self._plan
 
@@ -171,7 +186,7 @@ class SandboxPool:
                 missing += binds.notes
                 hidden = binds.hidden
                 if seccomp_fd is None:
-                    missing.append("bubblewrap runs without the seccomp filter (not x86_64)")
+                    missing.append("bubblewrap runs without the seccomp filter (libseccomp is missing)")
                 argv = bwrap_argv(plan.bwrap, worker_command(), [], binds=binds, seccomp_fd=seccomp_fd)
             else:
                 argv = worker_command(parent_pid=os.getpid())
@@ -185,8 +200,11 @@ class SandboxPool:
                 start_new_session=True,
                 pass_fds=(seccomp_fd,) if plan.bwrap and seccomp_fd is not None else (),
             )
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stdin is not None
+        unconfined: list[str] = []
         try:
+            proc.stdin.write(_encode({"seccomp": self._filter.hex()}))
+            await proc.stdin.drain()
             hello = await asyncio.wait_for(_read_reply(proc.stdout), STARTUP_TIMEOUT_SECONDS)
             if not hello.get("ready"):
                 raise ValueError("unexpected greeting")
@@ -199,7 +217,10 @@ class SandboxPool:
             if not landlock_state.startswith("on"):  # file/network rules of the OS layer (also without bwrap)
                 why = landlock_state.removeprefix("missing ")
                 missing.append(f"the worker runs without its Landlock layer ({why})")
-        except (asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
+            needed = {"bwrap": ("seccomp", "audit"), "landlock": ("seccomp", "audit", "landlock")}
+            unconfined = [f"{layer}: {layers.get(layer) or 'not reported'}" for layer in needed.get(plan.boundary, ())
+                          if not str(layers.get(layer) or "").startswith("on")]
+        except (asyncio.IncompleteReadError, TimeoutError, ValueError, ConnectionError) as exc:
             _kill(proc)
             detail = ""
             if proc.stderr is not None:
@@ -210,7 +231,7 @@ class SandboxPool:
         except BaseException:  # cancelled while starting: don't leave the process behind
             self._discard(_Worker(proc=proc, roots=roots))
             raise
-        return _Worker(proc=proc, roots=roots, missing=missing, hidden=hidden)
+        return _Worker(proc=proc, roots=roots, missing=missing, hidden=hidden, unconfined=unconfined)
 
     async def _reap(self, proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(Exception):
@@ -295,11 +316,7 @@ class SandboxPool:
         if self._closed:
             return result(error="The sandbox is shut down.")
         if plan.refuse:
-            return result(
-                refused=True,
-                error=f"Not run: sandbox_isolation requires bubblewrap, but {plan.detail}. "
-                "Install it (apt-get install -y bubblewrap) or set sandbox_isolation to auto.",
-            )
+            return result(refused=True, error=plan.refusal)
         if len(code) > MAX_CODE_CHARS:
             return result(refused=True, error=too_long_message())
         key = _roots_key(roots)
@@ -313,8 +330,13 @@ class SandboxPool:
                     worker = await self._spawn(key)
         except SandboxStartError as exc:
             return result(error=f"Not run: {exc}")
+        if worker.unconfined:  # never run code outside the boundary the plan promised
+            self._discard(worker)
+            return result(refused=True, error="Not run: the sandbox worker could not put its OS boundary in place ("
+                          + "; ".join(worker.unconfined) + ").")
         timeout = self._settings.code_exec_timeout_seconds
-        request = {"code": code, "roots": list(key), "timeout": timeout, "memory_bytes": MEMORY_LIMIT_BYTES}
+        request = {"code": code, "roots": list(key), "timeout": timeout, "memory_bytes": MEMORY_LIMIT_BYTES,
+                   "require_landlock": plan.boundary == "landlock"}
         started = time.perf_counter()
         try:
             assert worker.proc.stdin is not None and worker.proc.stdout is not None

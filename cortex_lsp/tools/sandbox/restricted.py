@@ -127,17 +127,18 @@ def make_builtins(collector: OutputCollector, roots: Sequence[Path], guards: Gua
     for name, value in vars(builtins).items():
         if isinstance(value, type) and issubclass(value, BaseException):
             names[name] = value
+    api = guards.api
     names.update(
-        getattr=guards.getattr,
-        hasattr=guards.hasattr,
-        setattr=guards.setattr,
-        delattr=guards.delattr,
-        type=guards.type,
-        dir=guards.dir,
+        getattr=api["getattr"],
+        hasattr=api["hasattr"],
+        setattr=api["setattr"],
+        delattr=api["delattr"],
+        type=api["type"],
+        dir=api["dir"],
         open=make_open(roots),
         print=collector.printer(guards),
-        __import__=guards.import_,
-        __build_class__=guards.build_class,
+        __import__=api["import_"],
+        __build_class__=api["build_class"],
     )
     missing = set(GUARDED_BUILTINS) - set(names)
     if missing:
@@ -161,19 +162,19 @@ def make_globals(
         "__builtins__": make_builtins(collector, roots, run),
         "__name__": SANDBOX_MODULE,
         "__metaclass__": type,  # RestrictedPython adds metaclass=__metaclass__ to every class statement
-        "_getattr_": run.getattr,
+        "_getattr_": run.api["getattr"],
         "_getitem_": operator.getitem,
         "_getiter_": iter,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
-        "_write_": run.write,
-        "_write_private_": run.write_private,
+        "_write_": run.api["write"],
+        "_write_private_": run.api["write_private"],
         "_inplacevar_": inplace_var,
         "_apply_": lambda func, *args, **kwargs: func(*args, **kwargs),
         "_print_": lambda *_args: collector,
         "_augitem_": aug_item,
         "_augattr_": aug_attr,
-        "_super_attr_": run.super_attr,
+        "_super_attr_": run.api["super_attr"],
     }
 
 

@@ -36,6 +36,7 @@ GUARD_MODULES = (
     "RestrictedPython.Guards",
     "cortex_lsp.guards.paths",
     "cortex_lsp.tools.sandbox.allowlist",
+    "cortex_lsp.tools.sandbox.enum_names",
     "cortex_lsp.tools.sandbox.restricted",
 )
 _SKIPPED_CLASS_KEYS = frozenset({"__dict__", "__weakref__"})

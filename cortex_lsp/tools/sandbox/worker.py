@@ -2,12 +2,14 @@
 
 Started by :mod:`cortex_lsp.tools.sandbox.pool` (inside bubblewrap where available) as
 ``python -I -B -c "from cortex_lsp.tools.sandbox.worker import main; main()"``. Start-up, in order:
-move the protocol pipes off fds 0/1; arm the parent-death signal; preload the allowed modules;
+move the protocol pipes off fds 0/1; read the set-up message (the seccomp program the server compiled
+with libseccomp); arm the parent-death signal; preload the allowed modules;
 prepare the Landlock ruleset (:mod:`.landlock`); as root (without bubblewrap), drop to uid/gid 65534
 with no capability at all (:func:`drop_root`); install the seccomp filter (:mod:`.seccomp`, ``execve``
 denied too) and the audit hook (:mod:`.audit`); say it is ready (and which layers are in place), then
 block on its input. When a request arrives it restricts itself with the Landlock ruleset plus the
-request's folders (read-only, hidden entries left out), sets its resource limits (address space, CPU
+request's folders (read-only, hidden entries left out; when the request requires Landlock and it
+cannot be applied, the snippet is refused, not run), sets its resource limits (address space, CPU
 seconds, no file writes, no new processes, few descriptors), compiles the snippet, arms the audit hook,
 runs the snippet with the restricted guards (a sealed copy made at start-up: :mod:`.sealed`), sends
 the outcome and exits: a worker never runs a second snippet.
@@ -48,6 +50,7 @@ from cortex_lsp.tools.sandbox.sealed import SealedGuards, seal
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _RESTRICTED = "cortex_lsp.tools.sandbox.restricted"
+_ENUM_NAMES = "cortex_lsp.tools.sandbox.enum_names"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_KEEPCAPS = 8
 _PR_CAPBSET_DROP = 24
@@ -195,33 +198,51 @@ def _capabilities_left() -> bool:
 
 
 def _python_dirs() -> list[str]:
-    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
-    dirs.update(p for p in sys.path if p and os.path.isdir(p))
+    """What the worker's interpreter reads: the Python install, the import path, and this package (the
+    package folder itself, not the checkout that holds it when the server runs from a source tree)."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    checkout = os.path.dirname(package)
+    dirs = {sys.prefix, sys.base_prefix, package}
+    dirs.update(p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(checkout))
+    for name in ("RestrictedPython",):  # the third-party packages the worker imports, wherever they are
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            dirs.add(os.path.dirname(os.path.abspath(module.__file__ or "")))
     return sorted(os.path.realpath(d) for d in dirs)
 
 
-def install_seccomp() -> str:
-    """The worker's own copy of the syscall filter (``execve`` denied too); returns its layer state."""
-    prog = seccomp.program(deny_exec=True)
-    if prog is None:
-        return "missing (not x86_64)"
+def install_seccomp(prog: bytes | None = None) -> str:
+    """The worker's own copy of the syscall filter (``execve``, signal handlers and timers denied too);
+    returns its layer state. ``prog`` is the program the server compiled; ``None`` builds it here."""
+    if prog == b"":
+        return "missing (no program: libseccomp is not available)"
     try:
+        if prog is None:
+            prog = seccomp.program(worker=True)
         seccomp.install(prog)
-    except OSError as exc:
-        return f"missing ({exc.strerror or exc})"
+    except (OSError, ValueError) as exc:
+        return f"missing ({getattr(exc, 'strerror', None) or exc})"
     return "on"
 
 
-def start_os_layers(parent_pid: int = 0) -> tuple[landlock.Confinement | None, dict[str, str]]:
+def start_os_layers(parent_pid: int = 0, seccomp_program: bytes | None = None
+                    ) -> tuple[landlock.Confinement | None, dict[str, str]]:
     """The start-up of the OS layer, in order: import what snippets may use (as whoever started us,
     so an interpreter only root can read is fine), prepare the Landlock ruleset (read-only Python
     install; the folder is added per request), drop root (no capability kept), re-arm the parent-death
-    signal (a credential change clears it), install the seccomp filter."""
+    signal (a credential change clears it), ignore ``SIGXFSZ`` (the filter then refuses every new
+    signal disposition), install the seccomp filter."""
     _preload()
+    if seccomp_program is None:  # built before the drop: libseccomp's loader reads files root may own
+        try:
+            seccomp_program = seccomp.program(worker=True)
+        except (OSError, ValueError):
+            seccomp_program = b""
     confinement, landlock_state = landlock.prepare(_python_dirs())
     dropped = drop_root(files_as_owner=confinement is not None)
     _die_with_parent(parent_pid)
-    layers = {"seccomp": install_seccomp(), "landlock": landlock_state}
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    layers = {"seccomp": install_seccomp(seccomp_program), "landlock": landlock_state}
     if dropped:
         layers["uid"] = dropped
     return confinement, layers
@@ -264,7 +285,6 @@ def apply_limits(timeout_seconds: float, memory_bytes: int) -> None:
     _set_limit(resource.RLIMIT_CPU, cpu, cpu + 1)
     # The hard memory limit leaves room to report a MemoryError after the snippet ends.
     _set_limit(resource.RLIMIT_AS, memory_bytes, memory_bytes + 64 * 1024 * 1024)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     _set_limit(resource.RLIMIT_FSIZE, 0, 0)
     _set_limit(resource.RLIMIT_NPROC, 0, 0)
     _set_limit(resource.RLIMIT_NOFILE, 64, 64)
@@ -288,6 +308,13 @@ def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: a
     code = str(request.get("code", ""))
     roots = [Path(str(r)) for r in request.get("roots", [])]
     notes = confine(confinement, [str(r) for r in roots])
+    if request.get("require_landlock") and (confinement is None or confinement.fd != -1):
+        why = "; ".join(notes) or "Landlock is missing"
+        refusal = RunOutcome(error=f"Not run: the worker could not confine itself with Landlock ({why}).",
+                             refused=True)
+        proto_out.write(encode_message(asdict(refusal)))
+        proto_out.flush()
+        return
     apply_limits(float(request.get("timeout", 10)), int(request.get("memory_bytes", 512 * 1024 * 1024)))
     hooks = RunHooks(arm=lambda code: controls.arm(code, [str(r) for r in roots]),
                      reading_frames=controls.reading_frames)
@@ -315,8 +342,11 @@ def main(argv: list[str] | None = None) -> None:
     parent_pid = int(args[args.index("--parent-pid") + 1]) if "--parent-pid" in args else 0
     proto_in, proto_out, devnull = _take_protocol_streams()
     _die_with_parent(parent_pid)
-    confinement, layers = start_os_layers(parent_pid)
+    setup = read_message(proto_in) or {}
+    program = bytes.fromhex(str(setup.get("seccomp") or ""))
+    confinement, layers = start_os_layers(parent_pid, program or b"")
     sealed = seal()
+    sealed.get(_ENUM_NAMES, "install_enum_check")()
     controls = audit.install(proto_out.fileno(), _python_dirs())
     layers["audit"] = "on"
     proto_out.write(encode_message({"ready": True, "pid": os.getpid(), "layers": layers}))
