@@ -32,7 +32,7 @@ from typing import Any
 from lsprotocol import types
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
-from tests.lsp_harness import CortexClient, ask, capabilities, lsp_session
+from tests.lsp_harness import ApplyMode, CortexClient, ask, capabilities, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
 
 DATA = Path(__file__).parent / "data"
@@ -143,7 +143,7 @@ def offered_and_called(model: ScriptedModelServer, result: dict[str, Any]) -> st
     return None
 
 
-def annotations(params: types.ApplyWorkspaceEditParams) -> Iterator[types.ChangeAnnotation]:
+def change_notes(params: types.ApplyWorkspaceEditParams) -> Iterator[types.ChangeAnnotation]:
     yield from (params.edit.change_annotations or {}).values()
 
 
@@ -160,7 +160,7 @@ def annotated_ids(params: types.ApplyWorkspaceEditParams) -> set[str | None]:
 
 def check_review_label(params: types.ApplyWorkspaceEditParams, target: str, *, asked: bool) -> str | None:
     """The review's annotation: on every change, needsConfirmation, the label and the description."""
-    notes = list(annotations(params))
+    notes = list(change_notes(params))
     if annotated_ids(params) != {"cortex-write"} or len(notes) != 1:
         return f"changes not all annotated cortex-write: {annotated_ids(params)}"
     note = notes[0]
@@ -230,7 +230,7 @@ async def run_table(model: ScriptedModelServer, tmp_path: Path, rows: list[Row],
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     failures: list[str] = []
-    mode = "accept" if genuine or not reviewed else "decline"
+    mode: ApplyMode = "accept" if genuine or not reviewed else "decline"
     async with lsp_session(model, tmp_path, direct_plans=False, env=ENV, apply_mode=mode,
                            caps=review_caps() if reviewed else strict_caps()) as client:
         for row in rows:
