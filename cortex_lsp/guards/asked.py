@@ -82,7 +82,7 @@ _SUBORDINATE = re.compile(
 _STATEMENT = re.compile(
     r"\b(?:according\s+to|as\s+per|per\s+the|whenever|every\s+time|each\s+time|always|usually|normally|"
     r"typically|generally|in\s+general|gets?\s+harder|is\s+(?:hard|easy)|"
-    r"(?:todo|fixme|xxx|hack)(?![.\w])|"
+    r"(?-i:TODO|FIXME|XXX|HACK)(?![.\w])|(?:todo|fixme)\s*:|note\s+to\s+self|"
     r"laut|gem[äa]ss|selon|d'apr[èe]s|seg[úu]n|volgens|segundo|secondo|enligt|wed[łl]ug)\b",
     re.IGNORECASE,
 )
@@ -263,7 +263,7 @@ _SOURCE_BEFORE = re.compile(
     re.IGNORECASE)
 
 
-def _plain_reading(sentences: Sequence[str], key: str) -> bool:
+def _plain_reading(sentences: Sequence[str], key: str, exists: bool) -> bool:
     """An edit asked in one sentence that opens with a write verb (or a polite request holding one) and
     names the file, not as a source when another file is named: "Change foo to bar in utils.py"."""
     for sentence in sentences:
@@ -279,10 +279,13 @@ def _plain_reading(sentences: Sequence[str], key: str) -> bool:
         labelled = _FILE_LABEL.match(sentence)
         if labelled and exact_key(labelled.group("name")).casefold() == key:
             sentence = sentence[labelled.end():]  # "app.py: add a /health route"
+        # "put a main guard at the bottom of app.py", "log the decisions in notes.md": an edit of the file
+        into = bool(_INTO_FILE.search(sentence[:at])) if exists else False
         clauses = _CLAUSE_BREAK.split(sentence)
         # a later clause asks only when the sentence opens as a request or the clause is marked as one
-        if _edit_verb(clauses[0]) or any(_edit_verb(c) and (_first_verb(clauses[0]) or _MARKED.search(c))
-                                         for c in clauses[1:]):
+        edit = exists and not into
+        if _edit_verb(clauses[0], edit) or any(
+                _edit_verb(c, edit) and (_first_verb(clauses[0]) or _MARKED.search(c)) for c in clauses[1:]):
             return True
     return False
 
@@ -292,13 +295,23 @@ _CLAUSE_BREAK = re.compile(r"\s*(?:[,;—–]|\band\s+then\b|\bthen\b)\s*", re.I
 _MARKED = re.compile(r"\b(?:please|pls|plz|go\s+ahead|kindly|bitte|por\s+favor|s'il\s+te\s+pla[îi]t)\b", re.IGNORECASE)
 
 
-def _edit_verb(clause: str) -> bool:
-    """Does the clause open with a write or edit verb (or a polite request holding one)?"""
+def _edit_verb(clause: str, exists: bool = False) -> bool:
+    """Does the clause open with a write or edit verb (or a polite request holding one)? For an existing
+    file only a verb that changes a file counts ("save it to notes.md" asks for a new file)."""
+    wanted = _CHANGE_VERBS if exists else _WRITE_VERBS | {"update", "rename"}
     verb = _first_verb(clause)
     if verb == "ask":
         words = re.findall(r"[^\W\d_]+", clause.lower())
-        return any(lemma(w) in _WRITE_VERBS or w in _SPLIT_VERBS or w in _EDIT_WORDS for w in words)
-    return verb in _WRITE_VERBS or verb in ("update", "rename")
+        return any(lemma(w) in wanted or _SPLIT_VERBS.get(w) in wanted or w in _EDIT_WORDS for w in words)
+    return verb in wanted
+
+
+_CHANGE_VERBS = frozenset(REPLACE_VERBS | {"update", "rename"})
+_INTO_FILE = re.compile(
+    r"\b(?:in|into|inside|at\s+the\s+(?:very\s+)?(?:top|bottom|end|start|beginning)\s+of|"
+    r"to\s+the\s+(?:very\s+)?(?:top|bottom|end)\s+of)"
+    r"\s+(?:the\s+file\s+)?[`'\"]?$",
+    re.IGNORECASE)
 
 
 def _wished(intent: Intent, key: str) -> bool:
@@ -323,7 +336,7 @@ def asked_for(words: str, relative: str, *, exists: bool, written: Collection[st
         return True
     sentences = _sentences(intent.words)
     if intent.write_grant.check(relative, exists=exists, written=written) is not None:
-        return "\n" not in intent.words.strip() and _plain_reading(sentences, key)
+        return "\n" not in intent.words.strip() and _plain_reading(sentences, key, exists)
     asking = [a for a in intent.actions if a.grants and a.verb in _WRITE_VERBS
               and (any(exact_key(t).casefold() == key for t in a.targets) or not a.targets)]
     for action in asking:

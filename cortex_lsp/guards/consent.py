@@ -56,8 +56,11 @@ def hazard(relative: str) -> str | None:
     return None
 
 
-def unasked_reason(read: Sequence[str]) -> str:
-    """Why the model proposed a write the user did not ask for, from what the run read."""
+def unasked_reason(read: Sequence[str], *, words: str = "", relative: str = "", exists: bool = False) -> str:
+    """Why the model proposed a write the user did not ask for: a save to a file that exists (they asked
+    for a new file, not a replace), else from what the run read."""
+    if exists and relative and parse_intent(words).write_grant.named(relative):
+        return f"{relative} already exists, and you asked to save to it, not to replace it"
     seen = list(dict.fromkeys(r for r in read if r))
     if not seen:
         return "the model proposed it on its own"
@@ -97,6 +100,9 @@ def decide(words: str, relative: str, *, exists: bool, reviewed: bool, written: 
                                                   "when you name it in your request.")
     if reviewed or asked:
         return WriteDecision(asked=asked)
+    if exists and parse_intent(words).write_grant.named(relative):
+        return WriteDecision(asked=False, refused=f"Not written: {relative} already exists, and you asked to save "
+                                                  "to it, not to replace it.")
     return WriteDecision(asked=False, refused=strict_refusal(relative))
 
 

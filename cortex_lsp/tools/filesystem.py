@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cortex_lsp.guards.consent import decide, named_by_user, unasked_reason
+from cortex_lsp.guards.consent import decide, description, named_by_user, unasked_reason
 from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import (
     MAX_READ_BYTES,
@@ -35,7 +36,7 @@ MAX_SEARCH_FILES = 2000
 MAX_READ_CHARS = 20000
 NO_EDIT_SINK = (
     "Not written: this editor can't apply edits (no workspace/applyEdit), so Cortex cannot write files "
-    "here. Give the text in the answer instead."
+    "here."
 )
 
 _PATH_ALIASES = (
@@ -328,10 +329,14 @@ class WriteFileTool(BaseTool):
             label=f"Cortex: {'replace' if exists else 'create'} {target.relative}",
             grant=grant,
             asked=decision.asked,
-            unasked_reason="" if decision.asked else unasked_reason(context.read_sources),
+            unasked_reason="" if decision.asked else unasked_reason(
+                context.read_sources, words=words, relative=target.relative, exists=exists),
             named=named_by_user(words, target.relative),
         )
         outcome = await context.edits.propose(request)
+        if not outcome.description:  # a sink that does not label its outcomes: the request's label
+            outcome = replace(outcome, asked=decision.asked,
+                              description=description(decision.asked, request.unasked_reason))
         if not outcome.applied:
             reason = outcome.reason or f"Not written: {target.relative} was declined."
             return self.fail(reason, edits=[outcome])
