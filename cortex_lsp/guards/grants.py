@@ -1,8 +1,9 @@
 """Write grants: which files the user's own words allow Cortex to create or replace.
 
-A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`) and
-checked by every layer that writes: the ``write_file`` tool, the executor's write guard and the edit
-sink. It allows exactly
+A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`). It is
+the strict reading of what the words asked for: the ``asked`` label of a write builds on it
+(:mod:`cortex_lsp.guards.asked`), and where nobody reviews a write only an asked one is sent
+(:mod:`cortex_lsp.guards.consent`). It covers exactly
 
 * creating a file the user named with a granting save/create/write verb (``create``),
 * replacing an existing file the user named with a granting replace/update/overwrite verb (``replace``),
