@@ -140,33 +140,31 @@ class WriteGrant:
         create = {exact_key(p) for p in self.create}
         if self.empty:
             return (
-                f"Not written: the user did not ask to save or change a file, so {shown} may not be "
-                "written. Give the answer in the chat instead."
+                f"Not written: you did not ask to save or change a file, so {shown} may not be written."
             )
         if exists:
             if key in replace:
                 return None
             if replace:
                 return (
-                    f"Not written: {shown} already exists, and the user asked to replace only "
+                    f"Not written: {shown} already exists, and you asked to replace only "
                     f"{_listed(self.replace)}."
                 )
             return (
-                f"Not written: {shown} already exists and the user did not ask to replace or update it. "
-                "Choose a new file name, or tell the user."
+                f"Not written: {shown} already exists and you did not ask to replace or update it."
             )
         if key in create or key in replace:
             return None
         if self.unnamed_create and not create:
             why = unsafe_name(relative)
             if why is not None:
-                return f"Not written: {why}; pick a plain new file name (for example result.md)."
+                return f"Not written: {why}."
             others = {exact_key(w) for w in written} - create - replace - {key}
             if others:
-                return "Not written: the user asked for one file to be saved, and it was saved already."
+                return "Not written: you asked for one file to be saved, and it was saved already."
             return None
         return (
-            f"Not written: the user asked to write {_listed(self.create | self.replace)}, "
+            f"Not written: you asked to write {_listed(self.create | self.replace)}, "
             f"not {shown}."
         )
 
