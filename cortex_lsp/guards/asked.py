@@ -49,7 +49,7 @@ _RETRACTION = re.compile(
 )
 # Negations, in the languages the words are read in; "don't forget to" is a request.
 _NEGATION = re.compile(
-    r"\b(?:not|n't|never|no|nothing|none|neither|nor|without|cannot|dont|"
+    r"n't\b|\b(?:not|never|no|nothing|none|neither|nor|without|cannot|dont|"
     r"nicht|nie|niemals|kein\w*|nichts|ohne|"
     r"ne|n'|pas|jamais|rien|aucun\w*|sans|"
     r"nunca|nada|ning[úu]n\w*|sin|jam[áa]s|tampoco|"
@@ -149,6 +149,12 @@ _WRITE_NOUN = re.compile(r"\s+(?:new\s+)?(?:changes?|edits?|writes?|files?|savin
                          re.IGNORECASE)
 
 
+_CONTENT_BEFORE = re.compile(
+    r"\b(?:the\s+text|the\s+words?|saying|containing|that\s+says|den\s+text|le\s+texte|el\s+texto)\s*"
+    r"[:\"'`]?\s*(?:do\s+|does\s+)?$", re.IGNORECASE)
+_PRONOUNS = frozenset("it them this that lo la los las le les me te se es sie ihn".split())
+
+
 def _negated_near_write(sentence: str) -> bool:
     """A negation in ``sentence`` that is not inside a subordinate clause after the request
     ("fix it so it doesn't crash") and not "don't forget to"."""
@@ -161,7 +167,14 @@ def _negated_near_write(sentence: str) -> bool:
         if (_ABOUT_CODE.search(before) and not _ABOUT_CODE.match(before)
                 and not any(lemma(w) in _WRITE_VERBS for w in after)):
             continue  # "slugify in utils.py doesn't strip accents": a fact about the code
-        if neg.group(0).lower() in ("no", "without") and _edit_verb(before) and not _WRITE_NOUN.match(text, neg.end()):
+        if _CONTENT_BEFORE.search(before):
+            continue  # "with the text do not disturb": the words are the file's content
+        nxt = next((w for w in re.findall(r"[^\W\d_]+", text[neg.end():].lower()) if w not in ("to", "be", "ever")), "")
+        if lemma(nxt) is not None and lemma(nxt) not in _WRITE_VERBS | {"delete", "rename", "move"}:
+            continue  # "but don't open it": another verb is negated, not the write
+        following = re.findall(r"[^\W\d_]+", text[neg.end():].lower())[:1]
+        if (neg.group(0).lower() in ("no", "without") and _edit_verb(before) and not _WRITE_NOUN.match(text, neg.end())
+                and following and following[0] not in _PRONOUNS and lemma(following[0]) is None):
             continue  # "sort the functions, no behaviour change": how, not whether
         sub = list(_SUBORDINATE.finditer(before))
         if sub and any(lemma(w.lower()) is not None for w in re.findall(r"[^\W\d_]+", before[: sub[-1].start()])):
