@@ -277,8 +277,9 @@ async def _settle(future: asyncio.Future[Any], uri: str, kind: EditKind) -> Edit
         return EditOutcome(uri=uri, kind=kind, applied=None,  # unknown, never reported as "not written"
                            reason="Unknown: the run was cancelled and the editor had not answered the edit "
                                   f"within {SETTLE_SECONDS:g} s; check the file.")
-    if future.cancelled() or future.exception() is not None:
-        return EditOutcome(uri=uri, kind=kind, applied=False, reason="The editor did not apply the edit.")
+    if future.cancelled() or future.exception() is not None:  # the review was withdrawn: sent, not applied
+        return EditOutcome(uri=uri, kind=kind, applied=False, declined=True,
+                           reason="The editor did not apply the edit (the run was cancelled during its review).")
     return _outcome(future.result(), uri, kind)
 
 
