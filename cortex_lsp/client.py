@@ -1,8 +1,11 @@
 """The CLI's LSP client: starts ``cortex-lsp serve`` as a child over stdio and drives it like an editor.
 
 It shows streamed steps on stderr, prints the answer on stdout, and applies ``workspace/applyEdit``
-requests to disk only after showing them and getting a yes (``--yes`` accepts). Edits outside the
-folder it opened are refused here too.
+requests to disk only after showing them (whether the user asked for the change, then its diff) and
+getting a yes. That y/n is a review: the client declares it at ``initialize``
+(``experimental.cortexReview``). With ``--yes`` nobody reviews, so it declares no review and the server
+only sends writes the user's words clearly asked for (strict mode). Edits outside the folder it opened
+are refused here too.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import logging
 import os
 import re
@@ -35,7 +39,8 @@ class CliError(Exception):
     """A failure the CLI reports as one line (and exit code 1), never as a traceback."""
 
 
-def _capabilities() -> types.ClientCapabilities:
+def _capabilities(review: bool) -> types.ClientCapabilities:
+    """What the CLI client can do; ``review``: it asks y/n for every edit (not ``--yes``)."""
     return types.ClientCapabilities(
         window=types.WindowClientCapabilities(work_done_progress=True),
         workspace=types.WorkspaceClientCapabilities(
@@ -43,12 +48,28 @@ def _capabilities() -> types.ClientCapabilities:
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
                 resource_operations=[types.ResourceOperationKind.Create],
-                change_annotation_support=types.ChangeAnnotationsSupportOptions(groups_on_label=False),
+                change_annotation_support=(types.ChangeAnnotationsSupportOptions(groups_on_label=False)
+                                           if review else None),
             ),
             workspace_folders=True,
             configuration=False,
         ),
+        experimental={"cortexReview": True} if review else None,
     )
+
+
+def _diff(path: Path, text: str, create: bool) -> str:
+    """The change as a unified diff (a new file: every line added)."""
+    old = "" if create or not path.exists() else path.read_text(encoding="utf-8", errors="replace")
+    lines = difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
+                                 fromfile="/dev/null" if create else str(path), tofile=str(path))
+    shown = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return shown if len(shown) <= 4000 else shown[:4000] + "[…]\n"
+
+
+def _descriptions(edit: types.WorkspaceEdit) -> list[str]:
+    """What the server said about the change (the change annotations' descriptions)."""
+    return [a.description for a in (edit.change_annotations or {}).values() if a.description]
 
 
 def _to_dict(value: Any) -> Any:
@@ -181,11 +202,11 @@ class CliClient:
             plan.append((path, "".join(e.new_text for e in edits), False))
         if not plan:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="empty edit")
-        sys.stderr.write(f"\n{params.label or 'Cortex wants to write'}:\n")
+        sys.stderr.write(f"\n{params.label or 'Cortex wants to write'}\n")
+        for said in _descriptions(params.edit):
+            sys.stderr.write(f"{said}\n")
         for path, text, create in plan:
-            sys.stderr.write(f"--- {'create' if create else 'replace'} {path} ({len(text)} chars)\n")
-            preview = text if len(text) <= 1200 else text[:1200] + "\n[…]"
-            sys.stderr.write(preview + ("\n" if not preview.endswith("\n") else ""))
+            sys.stderr.write(_diff(path, text, create))
         if not self.assume_yes:
             if not sys.stdin.isatty():
                 sys.stderr.write("Not applied: no terminal to confirm (use --yes).\n")
@@ -217,7 +238,7 @@ class CliClient:
         folders = [types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)] if self.root else None
         try:
             await self._request(self.lsp.initialize_async(types.InitializeParams(
-                capabilities=_capabilities(),
+                capabilities=_capabilities(review=not self.assume_yes),
                 process_id=os.getpid(),
                 root_uri=self.root.as_uri() if self.root else None,
                 workspace_folders=folders,

@@ -55,8 +55,10 @@ EditKind = Literal["create", "replace"]
 class EditRequest:
     """A write the agent wants: ``path`` already resolved inside a root by the path guards.
 
-    ``grant`` is what the user's own words allowed (:class:`~cortex_lsp.guards.grants.WriteGrant`);
-    the sink refuses a request without one, or outside it.
+    ``grant`` is what the user's own words allowed (:class:`~cortex_lsp.guards.grants.WriteGrant`).
+    ``asked`` says whether the user's own words clearly asked for this write (it labels the review, and
+    is all a sink that nobody reviews accepts); ``unasked_reason`` says why the model proposed it when
+    they did not ("the model proposed it after reading notes.md").
     """
 
     path: Path
@@ -64,6 +66,10 @@ class EditRequest:
     overwrite: bool = False
     label: str = ""
     grant: WriteGrant | None = None
+    asked: bool = False
+    unasked_reason: str = ""
+    #: the user's own words named this file (a tool-configuration or executable name needs that)
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,9 +79,21 @@ class EditOutcome:
     #: ``True`` written, ``False`` not written, ``None`` unknown (a cancel, and the editor had not answered)
     applied: bool | None
     reason: str = ""
+    #: the user's own words asked for this write (the label of its review)
+    asked: bool = False
+    #: what the review said about it ("You asked for this change." / "You did not ask …")
+    description: str = ""
+    #: the editor (the user) answered and did not apply it; ``False`` for a write refused before it was sent
+    declined: bool = False
 
 
 class EditSink(Protocol):
-    """The one way anything is written: the host shows, applies (or declines) the edit."""
+    """The one way anything is written: the host shows, applies (or declines) the edit.
+
+    ``reviewed`` is ``True`` when the user sees and accepts every write before it is applied (their
+    accept is the consent); ``False`` when nobody reviews it, so only writes they clearly asked for go."""
+
+    @property
+    def reviewed(self) -> bool: ...
 
     async def propose(self, request: EditRequest) -> EditOutcome: ...

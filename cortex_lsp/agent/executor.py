@@ -2,11 +2,12 @@
 
 A step sends the conversation and the offered tool schemas to the model, then runs its tool calls
 through :class:`ToolSession`, which applies the guards in order: at most 3 calls per step (extra calls
-dropped), tool-name and argument repair, tools not offered this run refused, ``write_file`` only inside
-the write grant of the user's own words (:class:`~cortex_lsp.guards.grants.WriteGrant`: the files they
-named, an existing one only when they asked to replace it, one plain new file for an unnamed save;
-each allowed write is noted with the grant), repeated identical calls answered from the first result,
-then the registry's schema validation and time limit.
+dropped), tool-name and argument repair, tools not offered this run refused, ``write_file`` past the
+consent rules (:func:`~cortex_lsp.guards.consent.decide`: the hard rules always; where nobody reviews
+the write, only one the user's own words clearly asked for; each write is noted with its ``asked``
+label), repeated identical calls answered from the first result, then the registry's schema validation
+and time limit. What the run reads is kept (``read_sources``): a write nobody asked for is labelled
+with it ("the model proposed it after reading notes.md").
 Tool output goes back to the model labelled and capped, as data.
 
 Tool-free plans never reach :meth:`Executor.step`: :meth:`Executor.answer` sends no tool schemas.
@@ -24,6 +25,7 @@ from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
+from cortex_lsp.guards.consent import decide
 from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
@@ -32,6 +34,8 @@ from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext, ToolResult
 
 MAX_CALLS_PER_STEP = 3
+#: tools whose results are material the model read (a write it then proposes is labelled with them)
+_READS = frozenset({"read_file", "web_fetch", "doc_search", "search_files"})
 RESULT_LIMIT = 6000
 EVENT_OUTPUT_LIMIT = 1500
 RECORD_OUTPUT_LIMIT = 500
@@ -188,16 +192,12 @@ class ToolSession:
             return self._blocked(
                 name, f"The {name} tool is not available for this request. Answer without it."
             )
-        if name == "write_file":
-            grant = self.grant
-            if grant.empty:
-                from cortex_lsp.tools.filesystem import NOT_ASKED
-
-                return self._blocked(name, NOT_ASKED)
+        if name == "write_file" and self.context.edits is not None:
             relative, exists = self._write_target(str(args.get("path") or ""))
-            refused = grant.check(relative, exists=exists, written=self.written)
-            if refused is not None:
-                return self._blocked(name, refused)
+            decision = decide(self.context.user_words, relative, exists=exists,
+                              reviewed=self.context.edits.reviewed, written=self.written)
+            if decision.refused is not None:
+                return self._blocked(name, decision.refused)
             if args.get("overwrite") is True and not exists:
                 args["overwrite"] = False
         return None
@@ -220,11 +220,15 @@ class ToolSession:
             outcome = CallOutcome(name, args, result)
             for edit in result.edits:
                 self.record.edits.append(edit)
-                self.emit(AgentEvent("edit", {"uri": edit.uri, "kind": edit.kind, "applied": edit.applied}))
+                self.emit(AgentEvent("edit", {"uri": edit.uri, "kind": edit.kind, "applied": edit.applied,
+                                              "asked": edit.asked, "description": edit.description}))
             if name == "write_file" and result.success:
                 relative = str(result.data.get("relative") or args.get("path") or "")
                 self.written.append(relative)
-                self.record.notes.append(f"wrote {relative}: {self.grant.describe()}")
+                label = "asked for by the user" if result.data.get("asked") else "not asked for; the user accepted it"
+                self.record.notes.append(f"wrote {relative} ({label}); {self.grant.describe()}")
+            elif result.success and name in _READS:
+                self._note_read(name, args)
         self._report(outcome)
         return outcome
 
@@ -249,6 +253,13 @@ class ToolSession:
         if outcome.repeated:
             data["repeated"] = True
         self.emit(AgentEvent("tool_result", data))
+
+    def _note_read(self, name: str, args: dict[str, Any]) -> None:
+        """Keep what the run read: a write nobody asked for is labelled with it."""
+        source = args.get("path") or args.get("url") or args.get("query")
+        shown = str(source).strip().lstrip("./") if source else name
+        if shown and shown not in self.context.read_sources:
+            self.context.read_sources.append(shown)
 
     def history_calls(self) -> list[CallOutcome]:
         """Every call of this run so far, in order (blocked and repeated ones included)."""

@@ -25,6 +25,7 @@ from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.endings import best_effort_answer, refusal_answer, save_if_asked
 from cortex_lsp.agent.executor import Executor, ToolSession
 from cortex_lsp.agent.failure import failure_note
+from cortex_lsp.agent.ledger import with_ledger
 from cortex_lsp.agent.plan_guards import (
     READ_TOOLS,
     GuardedPlan,
@@ -39,8 +40,8 @@ from cortex_lsp.agent.routed import small_direct_messages
 from cortex_lsp.agent.router import Route
 from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.supervisor import Supervisor
+from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
-from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.memory.procedural import material_steers
@@ -80,12 +81,14 @@ class AgentKernel:
         self.words_override = words
         self.turns_override = user_turns
         self.exclude_tools = exclude_tools
+        self._emit: Emit | None = None
 
     # -- entry point -------------------------------------------------------------------------------
     async def run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult:
         deps = self.deps
         record.backend = record.backend or deps.model.backend
         record.model = record.model or deps.settings.ollama_model
+        self._emit = emit
         try:
             return await self._run(request, emit, record)
         except (ModelUnavailable, ModelMissing) as exc:
@@ -428,8 +431,12 @@ class AgentKernel:
         steered: bool,
     ) -> AgentResult:
         deps = self.deps
-        # an answer never claims a write that did not happen (a file already in the workspace may be called ready)
-        answer = honest_for_record(answer, record, ctx.words, deps.workspace.roots)
+        # the model's answer as it wrote it, then the facts of the run's writes (streamed too)
+        full = with_ledger(answer, record, deps.workspace.roots)
+        if full != answer and self._emit is not None and full.startswith(answer.rstrip()):
+            token_writer(self._emit)(full[len(answer.rstrip()):])
+            flush_tokens(self._emit)
+        answer = full
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

@@ -5,7 +5,8 @@ per-call guard applies), or for an ``undecided`` route one tool call under llama
 choice; then the answer — shown as it is when the results are the answer (a sum, a listing, a
 program's output), else written by the model from the results (one call, no tool schemas, a short
 prompt); then, if the user asked, ``write_file`` of the text they gave or the model produced. The
-write still needs the user's grant and the editor's edit: the route grants nothing.
+write still passes the consent rules and the editor's edit: the route grants nothing. What became of
+it is said by the run's ledger after the answer (:mod:`cortex_lsp.agent.ledger`).
 """
 
 from __future__ import annotations
@@ -301,12 +302,11 @@ class RoutedRun:
             return ""
         given = self._given(self.session.history_calls())
         content = given if given is not None else file_content(answer, path)
-        if not content.strip():
-            line = f"Nothing was saved to {path}: there was no text to save."
-        else:
+        if content.strip():
             self._start(f"Save to {path} with write_file")
-            outcome = await self.session.call("write_file", {"path": path, "content": content})
-            line = outcome.result.output if outcome.result.success else f"Not saved: {outcome.result.error}"
+            await self.session.call("write_file", {"path": path, "content": content})
+            return ""  # the ledger after the answer says what became of it
+        line = f"Nothing was saved to {path}: there was no text to save."
         text = ("\n\n" if answer.strip() else "") + line
         self.executor.stream_text(text)
         return text

@@ -210,22 +210,49 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
 
 
+# "… in utils.py", "… from notes.md": the file is where an edit happens, not what is deleted or moved
+_PLACE_BEFORE = re.compile(r"\b(?:in|inside|within|from|of|into|to|for|at)\s+(?:the\s+)?[`'\"]?$", re.IGNORECASE)
+# "empty" is a delete verb only before its object ("empty the folder"), not an adjective ("empty input")
+_EMPTY_ADJECTIVE = re.compile(r"\bempty\s+(?!the\b|my\b|this\b|that\b|all\b|it\b|them\b|out\b)(?=[^\W\d_]+\b(?![./]))",
+                              re.IGNORECASE)
+
+
+def _object(sentence: str, verb: re.Match[str], pattern: re.Pattern[str]) -> bool:
+    """Is there an object of ``pattern`` after the verb that is not a place ("in utils.py")?"""
+    return any(not _PLACE_BEFORE.search(sentence[verb.end():m.start()])
+               for m in pattern.finditer(sentence, verb.end()))
+
+
 def _delete(words: str) -> bool:
     """"wipe/erase/destroy/rm -rf" count on their own; delete/remove/… need a file-ish object (file,
-    folder, everything, all, a file name) in the same sentence."""
-    return any(
-        _STRONG_DELETE.search(s) or (_DELETE_VERB.search(s) and _DELETE_OBJECT.search(s))
-        for s in _sentences(words)
-    )
+    folder, everything, all, a file name) after them in the same sentence, not a place ("remove the
+    import from utils.py", "handle empty input in utils.py" delete nothing)."""
+    for s in _sentences(words):
+        if _STRONG_DELETE.search(s):
+            return True
+        text = _EMPTY_ADJECTIVE.sub(" ", s)
+        if any(_object(text, verb, _DELETE_OBJECT) for verb in _DELETE_VERB.finditer(text)):
+            return True
+    return False
 
 
 def _move(words: str) -> bool:
     for s in _sentences(words):
-        if _RENAME.search(s) and (not _MOVE_CODE.search(s) or _MOVE_OBJECT.search(s)):
-            return True
-        if _MOVE.search(s) and _MOVE_OBJECT.search(s):
+        for verb in _RENAME.finditer(s):
+            if (not _MOVE_CODE.search(s) and not _object_is_place(s, verb)) or _object(s, verb, _MOVE_OBJECT):
+                return True
+        if any(_object(s, verb, _MOVE_OBJECT) for verb in _MOVE.finditer(s)):
             return True
     return False
+
+
+def _object_is_place(sentence: str, verb: re.Match[str]) -> bool:
+    """"Rename the service in config.json": the only file is where the rename happens."""
+    files = list(_MOVE_OBJECT.finditer(sentence, verb.end()))
+    return bool(files) and all(_IN_PLACE.search(sentence[verb.end():m.start()]) for m in files)
+
+
+_IN_PLACE = re.compile(r"\b(?:in|inside|within|from|of|for|at)\s+(?:the\s+)?[`'\"]?$", re.IGNORECASE)
 
 
 def _python(words: str, runs: bool, code_writing: bool) -> bool:

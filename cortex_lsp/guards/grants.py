@@ -1,8 +1,9 @@
 """Write grants: which files the user's own words allow Cortex to create or replace.
 
-A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`) and
-checked by every layer that writes: the ``write_file`` tool, the executor's write guard and the edit
-sink. It allows exactly
+A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`). It is
+the strict reading of what the words asked for: the ``asked`` label of a write builds on it
+(:mod:`cortex_lsp.guards.asked`), and where nobody reviews a write only an asked one is sent
+(:mod:`cortex_lsp.guards.consent`). It covers exactly
 
 * creating a file the user named with a granting save/create/write verb (``create``),
 * replacing an existing file the user named with a granting replace/update/overwrite verb (``replace``),
@@ -139,33 +140,31 @@ class WriteGrant:
         create = {exact_key(p) for p in self.create}
         if self.empty:
             return (
-                f"Not written: the user did not ask to save or change a file, so {shown} may not be "
-                "written. Give the answer in the chat instead."
+                f"Not written: you did not ask to save or change a file, so {shown} may not be written."
             )
         if exists:
             if key in replace:
                 return None
             if replace:
                 return (
-                    f"Not written: {shown} already exists, and the user asked to replace only "
+                    f"Not written: {shown} already exists, and you asked to replace only "
                     f"{_listed(self.replace)}."
                 )
             return (
-                f"Not written: {shown} already exists and the user did not ask to replace or update it. "
-                "Choose a new file name, or tell the user."
+                f"Not written: {shown} already exists and you did not ask to replace or update it."
             )
         if key in create or key in replace:
             return None
         if self.unnamed_create and not create:
             why = unsafe_name(relative)
             if why is not None:
-                return f"Not written: {why}; pick a plain new file name (for example result.md)."
+                return f"Not written: {why}."
             others = {exact_key(w) for w in written} - create - replace - {key}
             if others:
-                return "Not written: the user asked for one file to be saved, and it was saved already."
+                return "Not written: you asked for one file to be saved, and it was saved already."
             return None
         return (
-            f"Not written: the user asked to write {_listed(self.create | self.replace)}, "
+            f"Not written: you asked to write {_listed(self.create | self.replace)}, "
             f"not {shown}."
         )
 

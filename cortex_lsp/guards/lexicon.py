@@ -56,7 +56,7 @@ VERBS: dict[str, tuple[str, str]] = {}
 #: lemmas whose targets may be created
 CREATE_VERBS = frozenset({"save", "write", "create", "append"})
 #: lemmas whose targets may be replaced when they exist
-REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append"})
+REPLACE_VERBS = frozenset({"replace", "update", "overwrite", "append", "fix"})
 #: lemmas that ask for a file even when the user names none
 SAVE_VERBS = frozenset({"save"})
 
@@ -264,6 +264,39 @@ _es("explain", "explic", extra=["explique"])
 _add("summarize", ["resume", "resuma", "resumir"], ["resumido"])
 _add("translate", ["traduce", "traduzca", "traducir"], ["traducido"])
 
+# --- Dutch, Portuguese, Italian, Polish, Swedish: the write verbs (imperative and infinitive forms) ---
+_add("save", ["sla", "slaat", "opslaan", "bewaar", "bewaren", "salva", "salve", "salvar", "guarde", "grava",
+              "grave", "gravar", "salvare", "salvate", "memorizza", "zapisz", "zapisać", "zachowaj", "spara",
+              "sparar"],
+     ["opgeslagen", "bewaard", "salvou", "salvei", "gravou", "salvato", "salvata", "zapisałem", "zapisał",
+      "sparade", "sparat"])
+_add("write", ["schrijf", "schrijven", "escreve", "escreva", "escrever", "scrivi", "scriva", "scrivere", "napisz",
+               "skriv", "skriva"],
+     ["geschreven", "escreveu", "scritto", "napisałem", "skrev", "skrivit"])
+_add("create", ["maak", "maken", "cria", "crie", "criar", "crea", "creare", "stwórz", "utwórz", "skapa"],
+     ["gemaakt", "criou", "creato", "utworzyłem", "skapade"])
+_add("update", ["wijzig", "wijzigen", "aanpassen", "bewerk", "bewerken", "update", "atualiza", "atualize",
+                "atualizar", "altera", "altere", "alterar", "edita", "edite", "editar", "modifica", "modifichi",
+                "modificare", "aggiorna", "aggiornare", "cambia", "zmień", "zaktualizuj", "edytuj", "ändra",
+                "uppdatera", "redigera"],
+     ["gewijzigd", "aangepast", "atualizou", "alterou", "modificato", "aggiornato", "zmieniłem", "ändrade",
+      "uppdaterade"])
+_add("fix", ["repareer", "verbeter", "corrigeer", "herschrijf", "refactor", "corrige", "corrija", "conserta",
+             "conserte", "corrigir", "refatora", "refatore", "correggi", "corregga", "sistema", "aggiusta",
+             "correggere", "popraw", "napraw", "poprawić", "rätta", "fixa", "laga", "korrigera",
+             "corrige", "corriger", "répare", "réparez", "corrigez", "behebe", "korrigiere", "repariere",
+             "corregir", "arregla", "repara"],
+     ["gerepareerd", "corrigiu", "corretto", "poprawiłem", "rättade"])
+_add("replace", ["vervang", "vervangen", "substitui", "substitua", "substituir", "sostituisci", "sostituire",
+                 "zastąp", "ersätt"],
+     ["vervangen", "substituiu", "sostituito", "ersatte"])
+_add("overwrite", ["overschrijf", "overschrijven", "sobrescreve", "sobrescreva", "sobrescrever", "sovrascrivi",
+                   "sovrascrivere", "nadpisz"],
+     ["overschreven", "sobrescreveu", "sovrascritto", "nadpisałem"])
+_add("append", ["voeg", "toevoegen", "adiciona", "adicione", "acrescenta", "acrescente", "aggiungi", "aggiunga",
+                "dodaj", "dopisz", "lägg"],
+     ["toegevoegd", "adicionou", "aggiunto", "dodałem", "lade"])
+
 #: multi-word verbs and idioms, matched on tokens before single words: (tokens, lemma, tense)
 PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
     (tuple(p.split()), lemma, tense)
@@ -322,7 +355,7 @@ LOOSE_JOINERS_EN = ("yet", "so", "plus", "because")
 #: negate a verb that follows them in the clause
 PRECEDING_NEGATORS = frozenset(NEGATORS_EN) | frozenset(
     "avoid refrain stop dont doesnt didnt cant wont shouldnt mustnt "
-    "ohne ne sans sin nunca jamás jamas tampoco ni".split()
+    "ohne ne sans sin nunca jamás jamas tampoco ni não nao nem niet nooit non mai inte aldrig nigdy".split()
 )
 #: negate every verb of their clause, wherever they stand ("speichere die Datei nicht")
 CLAUSE_NEGATORS = frozenset(CLAUSE_NEGATORS_EN) | frozenset(

@@ -33,5 +33,16 @@ def supports_change_annotations(caps: types.ClientCapabilities) -> bool:
     return bool(we and we.change_annotation_support is not None)
 
 
+def declares_review(caps: types.ClientCapabilities) -> bool:
+    """The client shows the user a review of every agent edit (``experimental.cortexReview: true``)."""
+    experimental = caps.experimental
+    return isinstance(experimental, dict) and experimental.get("cortexReview") is True
+
+
+def reviews_edits(caps: types.ClientCapabilities) -> bool:
+    """Can the user review each agent edit before it applies (change annotations, or a declared review)?"""
+    return supports_change_annotations(caps) or declares_review(caps)
+
+
 def supports_configuration(caps: types.ClientCapabilities) -> bool:
     return bool(caps.workspace and caps.workspace.configuration)

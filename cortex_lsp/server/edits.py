@@ -1,11 +1,20 @@
 """The edit sink: the one way Cortex writes anything.
 
-A proposed write is checked against its write grant (the files the user's own words named; no grant,
-no write), then again by the path guards (inside an allowed root after links, no hidden or
-system paths, allowed extension, size), then becomes one labelled ``workspace/applyEdit``: a
-``CreateFile`` (``overwrite: false``) plus the text, or a replace of the whole document when
-overwriting was allowed. The editor applies it (and can show, confirm and undo it) or declines;
-nothing is written by any other route.
+A proposed write is checked by the hard rules first, whoever reviews it: the path guards (inside an
+allowed root after links, no hidden or system paths, allowed extension, size), and a file that programs
+run or read as configuration only when the user's own words named it
+(:func:`~cortex_lsp.guards.consent.hazard`). Then consent (:mod:`cortex_lsp.guards.consent`):
+
+* **review** (the client declares ``workspace.workspaceEdit.changeAnnotationSupport`` or
+  ``experimental.cortexReview``): the write is proposed whether or not the user's words asked for it;
+  every change carries the ``cortex-write`` annotation with ``needsConfirmation: true``, the label
+  "Cortex: create NAME" / "Cortex: replace NAME" and a description saying whether the user asked for
+  it. The user's accept is the consent;
+* **strict** (nobody reviews): only a write the words clearly asked for (``asked``) is sent.
+
+The write becomes one labelled ``workspace/applyEdit``: a ``CreateFile`` (``overwrite: false``) plus the
+text, or a replace of the whole document (a diff of the existing file). The editor applies it or
+declines; nothing is written by any other route.
 """
 
 from __future__ import annotations
@@ -16,13 +25,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from cortex_lsp.guards.grants import sink_refusal
+from cortex_lsp.guards.consent import description, hazard, strict_refusal
+from cortex_lsp.guards.grants import NO_GRANT_GIVEN, relative_to_roots
 from cortex_lsp.guards.paths import PathRefused, check_write, resolve_in_roots
 from cortex_lsp.guards.root_choice import root_refusal
 from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
 from cortex_lsp.server.capabilities import (
+    reviews_edits,
     supports_apply_edit,
-    supports_change_annotations,
     supports_create_file,
     supports_document_changes,
 )
@@ -49,15 +59,36 @@ class LspEditSink:
     def __init__(self, server: CortexServer) -> None:
         self.server = server
 
+    @property
+    def reviewed(self) -> bool:
+        """Does the user review every write before it applies (see the module docstring)?"""
+        return reviews_edits(self.server.client_capabilities)
+
+    def _refusal(self, request: EditRequest, exists: bool) -> str | None:
+        """Why ``request`` may not be sent at all (hard rules, then strict mode), else ``None``."""
+        relative = relative_to_roots(request.path, self.server.roots)
+        if relative is None:
+            return f"Not written: {request.path.name} is outside the open folder."
+        danger = hazard(relative)
+        if danger is not None and not request.named:
+            return (f"Not written: {danger}, and Cortex writes such a file only when you name it in your "
+                    "request.")
+        if not self.reviewed:
+            if request.grant is None:
+                return NO_GRANT_GIVEN
+            if not request.asked:
+                return strict_refusal(relative)
+        return root_refusal(request.path, self.server.roots)  # several folders: which one the name means
+
     async def propose(self, request: EditRequest) -> EditOutcome:
         settings = self.server.settings
         uri = request.path.as_uri()
         exists = request.path.exists() or self._open_text(uri) is not None
         kind: EditKind = "replace" if exists else "create"
-        refused = (sink_refusal(request.grant, request.path, self.server.roots, exists=exists)
-                   or root_refusal(request.path, self.server.roots))  # several folders: which one the name means
-        if refused is not None:  # the user's own words must have asked for exactly this file
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason=refused)
+        said = description(request.asked, request.unasked_reason)
+        refused = self._refusal(request, exists)
+        if refused is not None:
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=refused, asked=request.asked)
         caps = self.server.client_capabilities
         try:
             target = resolve_in_roots(str(request.path), self.server.roots,
@@ -65,38 +96,38 @@ class LspEditSink:
             check_write(target, request.text, allowed_extensions=settings.allowed_write_extensions,
                         max_bytes=settings.max_write_bytes)
         except PathRefused as exc:
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason=str(exc))
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=str(exc), asked=request.asked)
         if target.path != request.path.resolve():
-            return EditOutcome(uri=uri, kind=kind, applied=False,
+            return EditOutcome(uri=uri, kind=kind, applied=False, asked=request.asked,
                                reason="Not written: the path changed on resolution.")
         if not supports_apply_edit(caps):
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason=NO_APPLY_EDIT)
-        if exists and not request.overwrite:
-            return EditOutcome(uri=uri, kind=kind, applied=False,
-                               reason=f"Not written: {target.relative} already exists and replacing it "
-                                      "was not asked for.")
-        label = request.label or f"Cortex: {'replace' if exists else 'create'} {target.relative}"
-        edit = self._build_edit(uri, target.path, request.text, exists, label)
+            return EditOutcome(uri=uri, kind=kind, applied=False, reason=NO_APPLY_EDIT, asked=request.asked)
+        if exists and not request.overwrite and not self.reviewed:
+            return EditOutcome(uri=uri, kind=kind, applied=False, asked=request.asked,
+                               reason=f"Not written: {target.relative} already exists and you did not ask "
+                                      "to replace it.")
+        label = f"Cortex: {'replace' if exists else 'create'} {target.relative}"
+        edit = self._build_edit(uri, target.path, request.text, exists, label, said)
         if edit is None:
-            return EditOutcome(uri=uri, kind=kind, applied=False,
+            return EditOutcome(uri=uri, kind=kind, applied=False, asked=request.asked,
                                reason="Not written: this editor cannot create files through workspace edits.")
         # never sent after a cancel; if the run is cancelled while the editor applies it, the outcome is
         # still recorded. The user's review is bounded by cancel, not by the tool time-out.
         with waiting_for_user():
             return await self.server.runs.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label),
-                                                     uri=uri, kind=kind)
+                                                     uri=uri, kind=kind, asked=request.asked, description=said)
 
     def _open_text(self, uri: str) -> str | None:
         doc = open_document(self.server, uri)
         return doc.source if doc is not None else None
 
-    def _build_edit(self, uri: str, path: Path, text: str, exists: bool, label: str) -> types.WorkspaceEdit | None:
+    def _build_edit(self, uri: str, path: Path, text: str, exists: bool, label: str,
+                    said: str) -> types.WorkspaceEdit | None:
         caps = self.server.client_capabilities
-        annotated = supports_change_annotations(caps)
+        annotated = reviews_edits(caps)  # every change of a reviewed write asks for the user's accept
         annotation_id = ANNOTATION_ID if annotated else None
         annotations = (
-            {ANNOTATION_ID: types.ChangeAnnotation(label=label, needs_confirmation=self.server.settings.confirm_edits,
-                                                   description="Written by Cortex on your request")}
+            {ANNOTATION_ID: types.ChangeAnnotation(label=label, needs_confirmation=True, description=said)}
             if annotated else None
         )
 

@@ -20,14 +20,16 @@ import inspect
 import logging
 import uuid
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from cortex_lsp.agent.ledger import with_ledger
 from cortex_lsp.agent.types import AgentResult, RunRecord
-from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
@@ -165,7 +167,13 @@ class RunManager:
         return True
 
     # -- the one applyEdit call: never after a cancel, and its outcome always recorded -------------
-    async def apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
+    async def apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind,
+                         asked: bool = False, description: str = "") -> EditOutcome:
+        """Send the edit and wait for the editor's answer; the outcome carries the review's label."""
+        outcome = await self._apply_edit(params, uri=uri, kind=kind)
+        return replace(outcome, asked=asked, description=description)
+
+    async def _apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
         run = self._runs.get(run_id_var.get() or "")
         if run is not None and run.cancelled:
             return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not sent: the run was cancelled.")
@@ -233,7 +241,7 @@ class RunManager:
                         except (asyncio.CancelledError, Exception):
                             pass
                     # the writes as they stand (an edit the editor had not answered is "unknown — check")
-                    result = run.record.result("cancelled", answer=honest_for_record(run.record.answer, run.record))
+                    result = run.record.result("cancelled", answer=with_ledger(run.record.answer, run.record))
                 except Exception as exc:
                     log.exception("run failed")
                     stream.event(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
@@ -295,15 +303,18 @@ async def _settle(future: asyncio.Future[Any], uri: str, kind: EditKind) -> Edit
         return EditOutcome(uri=uri, kind=kind, applied=None,  # unknown, never reported as "not written"
                            reason="Unknown: the run was cancelled and the editor had not answered the edit "
                                   f"within {SETTLE_SECONDS:g} s; check the file.")
-    if future.cancelled() or future.exception() is not None:
-        return EditOutcome(uri=uri, kind=kind, applied=False, reason="The editor did not apply the edit.")
+    if future.cancelled() or future.exception() is not None:  # the review was withdrawn: sent, not applied
+        return EditOutcome(uri=uri, kind=kind, applied=False, declined=True,
+                           reason="The editor did not apply the edit (the run was cancelled during its review).")
     return _outcome(future.result(), uri, kind)
 
 
 def _outcome(result: Any, uri: str, kind: EditKind) -> EditOutcome:
     if not getattr(result, "applied", False):
-        why = getattr(result, "failure_reason", None) or "the editor declined it"
-        return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"Not written: {why}.")
+        why = str(getattr(result, "failure_reason", None) or "").strip().rstrip(".")
+        name = PurePosixPath(unquote(urlparse(uri).path)).name
+        reason = f"Not written: {name} was declined" + (f" ({why})." if why else ".")
+        return EditOutcome(uri=uri, kind=kind, applied=False, reason=reason, declined=True)
     return EditOutcome(uri=uri, kind=kind, applied=True)
 
 

@@ -28,6 +28,8 @@ class ToolContext:
     user_words: str = ""
     user_turns: list[str] = field(default_factory=list)
     run_id: str = ""
+    #: what this run has read so far (files, pages): why the model may propose a write nobody asked for
+    read_sources: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -3,18 +3,20 @@
 Every path goes through :mod:`cortex_lsp.guards.paths` (inside an allowed root after links; no
 ``..``, hidden, system or Cortex-own paths). Reads prefer the editor's unsaved text. ``write_file``
 never touches the disk: it proposes an edit through ``context.edits`` (the editor applies or declines
-it), and only inside the write grant of the user's own words (:mod:`cortex_lsp.guards.grants`): a new
-file they named with a save/create/write verb (or, when they asked to save and named none, one new
-file with a plain name), an existing file only when they named it with a replace/update verb.
+it). Consent is :func:`cortex_lsp.guards.consent.decide`'s: where the user reviews every write, any
+write past the hard rules is proposed and labelled ``asked`` or not by their own words; where nobody
+reviews, only a write their words clearly asked for. An existing file is proposed as a replace (a diff).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cortex_lsp.guards.consent import decide, description, named_by_user, unasked_reason
 from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import (
     MAX_READ_BYTES,
@@ -34,11 +36,7 @@ MAX_SEARCH_FILES = 2000
 MAX_READ_CHARS = 20000
 NO_EDIT_SINK = (
     "Not written: this editor can't apply edits (no workspace/applyEdit), so Cortex cannot write files "
-    "here. Give the text in the answer instead."
-)
-NOT_ASKED = (
-    "Not written: the user did not ask to save a file. Do not write files; give the answer directly in "
-    "the chat."
+    "here."
 )
 
 _PATH_ALIASES = (
@@ -276,9 +274,8 @@ class SearchFilesTool(BaseTool):
 class WriteFileTool(BaseTool):
     name = "write_file"
     description = (
-        "Save text to a file in the open folder (the editor applies the change). Only the file the user "
-        "named (or, if they asked to save without a name, one new file with a plain name). An existing "
-        "file is replaced only when the user asked to replace or update that file."
+        "Save text to a file in the open folder: a new file, or the full new text of an existing file "
+        "(the editor applies it; the user may review it first). Write only what the user asked for."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -287,7 +284,7 @@ class WriteFileTool(BaseTool):
             "content": {"type": "string", "description": "the full text of the file"},
             "overwrite": {
                 "type": "boolean",
-                "description": "replace an existing file (only one the user asked to replace or update)",
+                "description": "replace an existing file (its full new text)",
             },
         },
         "required": ["path", "content"],
@@ -306,10 +303,8 @@ class WriteFileTool(BaseTool):
         return {k: v for k, v in args.items() if k in ("path", "content", "overwrite")}
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        # Provenance: the write must lie inside the grant of the user's own words.
-        grant = parse_intent(context.user_words).write_grant
-        if grant.empty:
-            return self.fail(NOT_ASKED)
+        if context.edits is None:
+            return self.fail(NO_EDIT_SINK)
         try:
             target = _resolve(str(arguments["path"]), context)
             check_write(
@@ -321,27 +316,35 @@ class WriteFileTool(BaseTool):
         except PathRefused as exc:
             return self.fail(str(exc))
         exists = target.path.exists() or context.workspace.read_text(target.path) is not None
-        refused = grant.check(target.relative, exists=exists) or root_refusal(target.path, context.workspace.roots)
+        words = context.user_words
+        decision = decide(words, target.relative, exists=exists, reviewed=context.edits.reviewed)
+        refused = decision.refused or root_refusal(target.path, context.workspace.roots)
         if refused is not None:
             return self.fail(refused)
-        if context.edits is None:
-            return self.fail(NO_EDIT_SINK)
+        grant = parse_intent(words).write_grant
         request = EditRequest(
             path=target.path,
             text=str(arguments["content"]),
             overwrite=exists,
             label=f"Cortex: {'replace' if exists else 'create'} {target.relative}",
             grant=grant,
+            asked=decision.asked,
+            unasked_reason="" if decision.asked else unasked_reason(
+                context.read_sources, words=words, relative=target.relative, exists=exists),
+            named=named_by_user(words, target.relative),
         )
         outcome = await context.edits.propose(request)
+        if not outcome.description:  # a sink that does not label its outcomes: the request's label
+            outcome = replace(outcome, asked=decision.asked,
+                              description=description(decision.asked, request.unasked_reason))
         if not outcome.applied:
-            reason = outcome.reason or "the editor declined the edit"
-            return self.fail(f"Not written: {reason.removeprefix('Not written: ')}", edits=[outcome])
+            reason = outcome.reason or f"Not written: {target.relative} was declined."
+            return self.fail(reason, edits=[outcome])
         verb = "Replaced" if exists else "Created"
         size = len(str(arguments["content"]).encode("utf-8"))
         return self.ok(
-            f"{verb} {target.relative} ({size} bytes); the editor applied the edit. "
-            f"Tell the user the file name: {target.relative}.",
+            f"{verb} {target.relative} ({size} bytes); the editor applied the edit.",
             edits=[outcome],
-            data={"path": str(target.path), "relative": target.relative, "grant": grant.describe()},
+            data={"path": str(target.path), "relative": target.relative, "asked": decision.asked,
+                  "grant": grant.describe()},
         )

@@ -36,9 +36,12 @@ class RecordingSink:
     """A test editor: records every proposal; when accepting, writes it (naively) under the tmp root.
 
     It does no checks of its own, so a test that sees no bad write knows the agent's guards stopped it.
+    ``reviewed``: whether it stands for an editor where the user reviews every write (review mode) or
+    one where nobody does (strict mode: only writes the user's words asked for reach it).
     """
 
     accept: bool = True
+    reviewed: bool = False
     proposals: list[EditRequest] = field(default_factory=list)
 
     async def propose(self, request: EditRequest) -> EditOutcome:
@@ -46,7 +49,8 @@ class RecordingSink:
         uri = request.path.as_uri()
         kind: EditKind = "replace" if request.path.exists() else "create"
         if not self.accept:
-            return EditOutcome(uri=uri, kind=kind, applied=False, reason="the test editor declined it")
+            return EditOutcome(uri=uri, kind=kind, applied=False, declined=True,
+                               reason=f"Not written: {request.path.name} was declined (the test editor declined it).")
         request.path.parent.mkdir(parents=True, exist_ok=True)
         request.path.write_text(request.text, encoding="utf-8")
         return EditOutcome(uri=uri, kind=kind, applied=True)

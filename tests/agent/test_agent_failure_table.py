@@ -102,10 +102,11 @@ async def test_i_saved_it_without_a_write_is_recovered(agent: AgentHarness, work
     assert [c.tool for c in result.tool_calls] == ["read_file", "write_file"]
     assert [e.applied for e in result.edits] == [True]
     assert agent.of_type("edit") == [
-        {"uri": (agent.root / "summary.md").resolve().as_uri(), "kind": "create", "applied": True}
+        {"uri": (agent.root / "summary.md").resolve().as_uri(), "kind": "create", "applied": True,
+         "asked": True, "description": "You asked for this change."}
     ]
     assert "recovery: save" in result.notes
-    assert result.answer == "Saved."
+    assert result.answer == "Saved.\n\nWritten: summary.md"  # the ledger of facts after the answer
 
 
 async def test_summary_of_text_asking_for_a_write_sends_no_edit(

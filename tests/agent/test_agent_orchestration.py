@@ -124,7 +124,7 @@ async def test_lats_then_save_when_the_user_asked(agent: AgentHarness, workspace
     assert (agent.root / "poem.txt").read_text() == "Rain on the roof."
     (body,) = agent.requests(ROLE_EXECUTOR)
     assert tool_names(body) == ["write_file"]
-    assert result.answer == "Rain on the roof."
+    assert result.answer == "Rain on the roof.\n\nWritten: poem.txt"
 
 
 async def test_supervisor_runs_workers_in_parallel_and_merges(

@@ -133,7 +133,7 @@ async def test_a_declined_edit_leaves_no_file_and_says_so(agent: AgentHarness) -
     agent.sink.accept = False
     result = await agent.run("Create a file named declined.txt with the text this should not exist.")
     assert not (agent.root / "declined.txt").exists()
-    assert "Not saved" in result.answer
+    assert result.answer.endswith("Declined: declined.txt")  # the ledger names the declined file
 
 
 async def test_the_route_grants_nothing_the_guards_refuse(agent: AgentHarness) -> None:

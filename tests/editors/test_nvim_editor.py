@@ -123,13 +123,11 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
         done = [e for e in evs if e["type"] == "done"]
         assert len(done) == 1
         streamed = "".join(e["data"]["value"] for e in evs if e["type"] == "token")
-        if streamed in (REJECT_BOAST, f"Saved {CLOSE_WRITE_FILE}."):  # a false claim streamed; the final
-            assert streamed not in done[0]["data"]["answer"]               # answer replaces it
-        elif done[0]["data"]["stop_reason"] == "cancelled":  # what streamed, then the code's ledger lines
+        if done[0]["data"]["stop_reason"] == "cancelled":  # what streamed, then the code's ledger line
             answer = done[0]["data"]["answer"]
             rest = [line for line in answer[len(streamed):].splitlines() if line.strip()]
-            assert answer.startswith(streamed) and all(line.startswith(("- Written:", "- Not written:"))
-                                                       for line in rest), answer
+            assert answer.startswith(streamed) and all(
+                line.startswith(("Written:", "Declined:", "Refused:", "Unknown:")) for line in rest), answer
         else:
             assert done[0]["data"]["answer"] == streamed
 
@@ -157,13 +155,14 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert any(e["applied"] for e in out["edits"])
     assert "notes.txt" in out["write_float"]
 
-    # a rejected write: nothing on disk, and the answer does not claim the save the model boasted of
+    # a rejected write: nothing on disk, and the ledger after the answer names the declined file
     rejected = out["reject_result"]
     assert [e["applied"] for e in rejected["edits"]] == [False], rejected["edits"]
     assert "rejected" in rejected["edits"][0]["reason"]
     assert out["reject_on_disk"] is False and not (root / REJECT_FILE).exists()
-    assert REJECT_BOAST not in rejected["answer"] and f"{REJECT_FILE} was not written" in rejected["answer"]
-    assert REJECT_BOAST not in out["reject_float"]
+    # the model's words are never rewritten; the ledger after them says the write was declined
+    assert rejected["answer"] == f"{REJECT_BOAST}\n\nDeclined: {REJECT_FILE}"
+    assert f"Declined: {REJECT_FILE}" in out["reject_float"]
     assert out["reject_modified_buffers"] == []
 
     # a cancel while the user reviews a write (:CortexCancel; and a cancel the plugin did not send, which

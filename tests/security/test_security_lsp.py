@@ -21,6 +21,7 @@ from pytest_lsp import LanguageClient
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_EXPLAIN, ROLE_PLANNER
 from tests.lsp_harness import Recorder, ask, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.test_consent_tables import strict_caps
 
 
 def _script_write(model: ScriptedModelServer, path: str, content: str = "pwned\n", **extra: Any) -> None:
@@ -110,7 +111,9 @@ async def test_path_tricks_send_no_edit(model: ScriptedModelServer, tmp_path: Pa
         "notes.txt ",  # trailing space (is notes.txt, which exists)
         "run.sh",
     ]
-    async with lsp_session(model, tmp_path, direct_plans=False, folders=[ws, other]) as client:
+    # strict mode (a client that reviews nothing): where a client reviews, "notes.txt " (which is notes.txt)
+    # is a replace offered for review; the other tricks are refused by the hard rules in both modes
+    async with lsp_session(model, tmp_path, direct_plans=False, folders=[ws, other], caps=strict_caps()) as client:
         for path in attacks:
             _script_write(model, path)
             await ask(client, "Write a haiku and save it to a file")
@@ -138,7 +141,7 @@ async def test_unsaved_open_document_is_not_overwritten(model: ScriptedModelServ
     ws = tmp_path / "ws"
     ws.mkdir()
     _script_write(model, "draft.txt", "clobbered\n")
-    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+    async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps()) as client:
         _open(client, ws / "draft.txt", "my unsaved work\n")  # open in the editor, never saved
         await ask(client, "Write a haiku and save it to draft.txt")
         edits = list(_rec(client).edits)
@@ -152,7 +155,7 @@ async def test_unsaved_open_document_with_a_space_is_not_overwritten(
     ws = tmp_path / "ws"
     ws.mkdir()
     _script_write(model, "my draft.txt", "clobbered\n")
-    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+    async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps()) as client:
         _open(client, ws / "my draft.txt", "my unsaved work\n")
         await ask(client, "Write a haiku and save it to my draft.txt")
         edits = list(_rec(client).edits)
@@ -176,7 +179,8 @@ async def test_many_malformed_and_huge_tool_calls(model: ScriptedModelServer, tm
         call("write_file", path=["a.txt"], content=1),
         call("write_file", path="fifth.txt", content="x"),
     ]), contains=ROLE_EXECUTOR, times=None)
-    async with lsp_session(model, tmp_path, direct_plans=False, init_options={"cortex": {"maxAgentSteps": 2}}) \
+    async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps(),
+                           init_options={"cortex": {"maxAgentSteps": 2}}) \
             as client:
         result = await ask(client, "Save a haiku to haiku.txt")
         edits = list(_rec(client).edits)

@@ -16,6 +16,7 @@ from pathlib import Path
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.test_consent_tables import strict_caps
 
 TAKEN_BACK = [
     "Create out.md with the text hi, but don't save it",
@@ -51,7 +52,7 @@ async def test_a_write_taken_back_by_a_later_clause_sends_no_edit(model: Scripte
     ws.mkdir()
     out = ws / "out.md"
     failures: list[str] = []
-    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+    async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps()) as client:
         for message in TAKEN_BACK:
             out.unlink(missing_ok=True)
             client.rec.edits.clear()

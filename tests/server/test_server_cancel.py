@@ -181,9 +181,8 @@ async def test_cancel_during_a_review_withdraws_the_edit(model: ScriptedModelSer
     assert not (tmp_path / "ws" / "notes.txt").exists()
     assert "Saved." not in result["answer"], result
     assert "not apply" in result["edits"][0]["reason"]
-    # the result's notes say what was written and what was not
-    assert "Written: nothing." in result["notes"], result["notes"]
-    assert any(n.startswith("Not written: notes.txt") for n in result["notes"]), result["notes"]
+    # the result's notes and the answer's ledger say the edit was not applied
+    assert "Declined: notes.txt" in result["notes"], result["notes"]
     assert "stop_reason" in follow_up
 
 
@@ -240,7 +239,7 @@ def _descendants(pid: int) -> set[int]:
 async def test_an_edit_the_editor_answers_after_the_settle_is_reported_unknown(model: ScriptedModelServer,
                                                                                tmp_path: Path) -> None:
     """The editor applies the edit but answers only after SETTLE_SECONDS: the result can't know, so it
-    says so (``applied: null``, "unknown — check notes.txt"), never "not written" — the file is there."""
+    says so (``applied: null``, "Unknown: check notes.txt"), never "not written" — the file is there."""
     from cortex_lsp.server.runs import SETTLE_SECONDS
     from tests.lsp_harness import _apply_to_disk
 
@@ -271,7 +270,7 @@ async def test_an_edit_the_editor_answers_after_the_settle_is_reported_unknown(m
     assert result["stop_reason"] == "cancelled"
     assert [(e["uri"], e["applied"]) for e in result["edits"]] == [(written.resolve().as_uri(), None)]
     assert "check the file" in result["edits"][0]["reason"]
-    assert "unknown — check notes.txt" in result["answer"]
-    assert "Not written" not in result["answer"]
-    assert "Written: unknown — check notes.txt." in result["notes"]
+    assert result["answer"].endswith("Unknown: check notes.txt")
+    assert "Not written" not in result["answer"] and "Declined" not in result["answer"]
+    assert "Unknown: check notes.txt" in result["notes"]
     assert "stop_reason" in follow_up, "the server keeps serving"

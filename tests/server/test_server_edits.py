@@ -11,6 +11,7 @@ from lsprotocol import types
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, capabilities, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.test_consent_tables import strict_caps
 
 
 def _script_write(model: ScriptedModelServer, path: str, content: str = "hello from cortex\n") -> None:
@@ -35,7 +36,8 @@ async def test_requested_write_is_one_labelled_create_edit(model: ScriptedModelS
     assert edit.edit.change_annotations, "labelled with a change annotation"
     assert (tmp_path / "ws" / "notes.txt").read_text() == "hello from cortex\n"
     assert result["edits"] == [{"uri": (tmp_path / "ws" / "notes.txt").resolve().as_uri(), "kind": "create",
-                                "applied": True, "reason": ""}]
+                                "applied": True, "asked": True, "reason": "",
+                                "description": "You asked for this change."}]
     assert "edit" in events
 
 
@@ -75,7 +77,7 @@ async def test_existing_file_is_not_replaced_unless_asked(model: ScriptedModelSe
     ws.mkdir()
     (ws / "notes.txt").write_text("original\n")
     _script_write(model, "notes.txt", "clobbered\n")
-    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+    async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps()) as client:
         await ask(client, "Save a greeting to notes.txt")
         edits = list(client.rec.edits)
     assert edits == [] and (ws / "notes.txt").read_text() == "original\n"

@@ -1,6 +1,7 @@
-"""Writes are honest through the real server: after a declined, refused or never-made write the answer
-does not claim it and the result lists what was (not) written; a slow review is not cut off by the
-tool time-out."""
+"""Writes are honest through the real server: the model's answer is never rewritten; after a run that
+tried writes, the ledger of facts made by code follows it ("Written: … · Declined: … · Refused: …"),
+and an answer claiming a write that never happened comes back unchanged with no ledger (code says
+nothing it does not know); a slow review is not cut off by the tool time-out."""
 
 from __future__ import annotations
 
@@ -37,38 +38,34 @@ def _slow_apply(client: CortexClient, seconds: float) -> None:
     client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = on_apply
 
 
-async def test_declined_write_is_not_claimed(model: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_declined_write_is_named_after_the_answer(model: ScriptedModelServer, tmp_path: Path) -> None:
     _script_write_then_boast(model)
     async with lsp_session(model, tmp_path, direct_plans=False, apply_mode="decline") as client:
         result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
     assert not (tmp_path / "ws" / "summary.md").exists()
     assert [e["applied"] for e in result["edits"]] == [False]
-    assert "saved a summary to summary.md" not in result["answer"]
-    assert "summary.md was not written" in result["answer"]
-    assert "The mean is 3." in result["answer"], "the rest of the answer stays"
-    assert "Written: nothing." in result["notes"]
-    assert any(n.startswith("Not written: summary.md") for n in result["notes"])
+    assert result["answer"] == f"{BOAST}\n\nDeclined: summary.md"  # the words stay; the facts follow
+    assert "Declined: summary.md" in result["notes"]
+    assert "summary.md was declined" in result["edits"][0]["reason"]
 
 
-async def test_refused_write_is_not_claimed(model: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_refused_write_is_listed_after_the_answer(model: ScriptedModelServer, tmp_path: Path) -> None:
     _script_write_then_boast(model, "run.sh")
     model.on(Reply(content="Done: I wrote run.sh for you."), contains="[write_file result]", times=None, first=True)
     async with lsp_session(model, tmp_path, direct_plans=False) as client:
         result = await ask(client, "Save a script to run.sh")
         assert client.rec.edits == []
     assert not (tmp_path / "ws" / "run.sh").exists()
-    assert "I wrote run.sh" not in result["answer"]
-    assert "run.sh was not written" in result["answer"]
+    assert result["answer"].startswith("Done: I wrote run.sh for you.\n\nRefused: run.sh (")
 
 
-async def test_claim_without_any_write_is_corrected(model: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_claim_without_any_write_is_not_rewritten(model: ScriptedModelServer, tmp_path: Path) -> None:
     model.on(Reply(content="Sure. I saved the notes to notes.md for you."), contains="notes", times=None)
     async with lsp_session(model, tmp_path) as client:
         result = await ask(client, "What should go in my notes?")
         assert client.rec.edits == []
     assert result["edits"] == []
-    assert "I saved the notes to notes.md" not in result["answer"]
-    assert "notes.md was not written" in result["answer"]
+    assert result["answer"] == "Sure. I saved the notes to notes.md for you."  # no write tried: no ledger
 
 
 async def test_written_file_claim_is_left_alone(model: ScriptedModelServer, tmp_path: Path) -> None:
@@ -76,7 +73,7 @@ async def test_written_file_claim_is_left_alone(model: ScriptedModelServer, tmp_
     async with lsp_session(model, tmp_path, direct_plans=False) as client:
         result = await ask(client, "Compute the stats of data.csv and save a summary to summary.md")
     assert (tmp_path / "ws" / "summary.md").read_text() == "# Summary\nmean 3\n"
-    assert result["answer"] == BOAST
+    assert result["answer"] == f"{BOAST}\n\nWritten: summary.md"
     assert [e["applied"] for e in result["edits"]] == [True]
 
 
@@ -89,7 +86,7 @@ async def test_slow_review_is_not_cut_off_by_the_tool_time_out(model: ScriptedMo
         assert len(client.rec.edits) == 1
     assert [e["applied"] for e in result["edits"]] == [True]
     assert (tmp_path / "ws" / "summary.md").read_text() == "# Summary\nmean 3\n"
-    assert result["answer"] == BOAST
+    assert result["answer"] == f"{BOAST}\n\nWritten: summary.md"
     assert result["stop_reason"] == "answered"
 
 
@@ -105,10 +102,10 @@ async def test_review_time_does_not_count_against_the_run_budget(model: Scripted
         assert len(client.rec.edits) == 1
     assert [e["applied"] for e in result["edits"]] == [True]
     assert result["stop_reason"] == "answered"
-    assert result["answer"] == BOAST
+    assert result["answer"] == f"{BOAST}\n\nWritten: summary.md"
 
 
-async def test_a_file_is_ready_claim_after_a_declined_write_is_corrected(model: ScriptedModelServer,
+async def test_a_file_is_ready_claim_after_a_declined_write_gets_the_ledger(model: ScriptedModelServer,
                                                                          tmp_path: Path) -> None:
     """The write is declined; the model then claims, naming no file and no verb of saving, that it exists."""
     _script_write_then_boast(model, "haiku.md")
@@ -119,13 +116,10 @@ async def test_a_file_is_ready_claim_after_a_declined_write_is_corrected(model: 
         assert len(client.rec.edits) == 1
     assert not (tmp_path / "ws" / "haiku.md").exists()
     assert [e["applied"] for e in result["edits"]] == [False]
-    assert "Your file is ready" not in result["answer"]
-    assert result["answer"].startswith("[No file was written.] Leaves fall slowly.")
-    assert "Written: nothing." in result["notes"]
-    assert any(n.startswith("Not written: haiku.md") for n in result["notes"])
+    assert result["answer"] == "Your file is ready. Leaves fall slowly.\n\nDeclined: haiku.md"
 
 
-async def test_a_ready_or_broken_name_claim_with_no_write_is_corrected(model: ScriptedModelServer,
+async def test_a_ready_or_broken_name_claim_with_no_write_is_not_rewritten(model: ScriptedModelServer,
                                                                        tmp_path: Path) -> None:
     """No write at all; the model says the file is ready, in the workspace, and saved as "haiku. md"."""
     boast = "Here is your haiku.\n\nLeaves fall slowly\n\nYour file is ready. I saved it as haiku. md"
@@ -135,11 +129,7 @@ async def test_a_ready_or_broken_name_claim_with_no_write_is_corrected(model: Sc
         assert client.rec.edits == []
     assert not (tmp_path / "ws" / "haiku.md").exists()
     assert result["edits"] == []
-    lines = result["answer"].splitlines()
-    assert lines[:3] == ["Here is your haiku.", "", "Leaves fall slowly"], "the rest of the answer stays"
-    assert lines[4] == "[No file was written.] [haiku.md was not written (no write of this file happened in this run).]"
-    assert lines[-1] == "- Written: nothing."
-    assert "Written: nothing." in result["notes"]
+    assert result["answer"] == boast  # never rewritten; no write was tried, so no ledger
 
 
 async def test_a_file_already_in_the_workspace_may_be_called_ready(model: ScriptedModelServer,

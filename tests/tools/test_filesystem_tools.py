@@ -14,6 +14,10 @@ from cortex_lsp.tools.builtin import build_registry
 
 
 class Sink:
+    """An editor where nobody reviews the writes (strict mode), applying whatever reaches it."""
+
+    reviewed = False
+
     def __init__(self) -> None:
         self.proposals: list[EditRequest] = []
 

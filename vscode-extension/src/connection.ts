@@ -9,7 +9,15 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from "vscode-languageclient/node";
+import {
+  ClientCapabilities,
+  FeatureState,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  StaticFeature,
+} from "vscode-languageclient/node";
 import { CortexEvent, EVENT_NOTIFICATION, parseEvent } from "./protocol";
 import { ApplyEditParams, EditReviewer } from "./review";
 import { resolveServerCommand } from "./serverPath";
@@ -22,6 +30,27 @@ function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Declares at initialize whether the user reviews every agent edit: `experimental.cortexReview` when the
+ * review is on (the server then proposes every write for review); with it off nobody reviews, so no
+ * change-annotation support is declared either and the server only sends writes the user asked for.
+ */
+class ReviewDeclaration implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    // machine-scoped, as the reviewer reads it: a folder's settings cannot turn the review off
+    if (vscode.workspace.getConfiguration("cortex").inspect<boolean>("reviewEdits")?.globalValue ?? true) {
+      capabilities.experimental = { ...(capabilities.experimental as object | undefined), cortexReview: true };
+    } else if (capabilities.workspace?.workspaceEdit) {
+      delete capabilities.workspace.workspaceEdit.changeAnnotationSupport;
+    }
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: "static" };
+  }
+  clear(): void {}
 }
 
 export interface ConnectionHooks {
@@ -112,6 +141,7 @@ export class Connection {
       },
     };
     const client = new LanguageClient("cortex", "Cortex", serverOptions, clientOptions);
+    client.registerFeature(new ReviewDeclaration());
     // replaces the client library's own handler: writes go through the review (diff + Accept/Reject)
     client.onRequest("workspace/applyEdit", (params: ApplyEditParams, token: vscode.CancellationToken) =>
       this.hooks.reviewer.handle(params, token),

@@ -78,6 +78,13 @@ local function capabilities()
   caps.workspace.workspaceEdit.resourceOperations = ops
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
+  -- the plugin reviews every agent edit (review.lua): the server proposes writes for review; with the
+  -- review off nobody reviews, so the server only sends writes the user's words asked for
+  if (state.opts or {}).review_edits ~= false then
+    caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { cortexReview = true })
+  elseif caps.workspace.workspaceEdit then
+    caps.workspace.workspaceEdit.changeAnnotationSupport = nil
+  end
   return caps
 end
 
