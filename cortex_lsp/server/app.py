@@ -233,7 +233,7 @@ class CortexServer(LanguageServer):
         await self.settings_current.wait()
         s = self.settings
         key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
-               s.ollama_num_ctx, s.local_model_path)
+               s.ollama_num_ctx, s.local_model_path, s.max_answer_bytes, s.max_tool_args_bytes, s.max_tool_calls)
         async with self._model_lock:
             from cortex_lsp.server.settings_reload import close_retired  # pydantic: not before initialize
 
