@@ -429,7 +429,8 @@ class AgentKernel:
     ) -> AgentResult:
         deps = self.deps
         # an answer never claims a write that did not happen (a file already in the workspace may be called ready)
-        answer = honest_for_record(answer, record, ctx.words, deps.workspace.roots)
+        # (a worker thread: the check reads every sentence, ~10 µs a character — seconds for a long answer)
+        answer = await asyncio.to_thread(honest_for_record, answer, record, ctx.words, deps.workspace.roots)
         if self.persist and answer.strip():
             await deps.memory.store_turn(ctx.request.session_id, "assistant", answer)
             deps.memory.schedule_consolidation(ctx.request.session_id, ctx.request.message)

@@ -314,7 +314,8 @@ class RunManager:
                         except (asyncio.CancelledError, Exception):
                             pass
                     # the writes as they stand (an edit the editor had not answered is "unknown — check")
-                    result = run.record.result("cancelled", answer=honest_for_record(run.record.answer, run.record))
+                    honest = await asyncio.to_thread(honest_for_record, run.record.answer, run.record)
+                    result = run.record.result("cancelled", answer=honest)
                 except Exception as exc:
                     log.exception("run failed")
                     stream.event(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
