@@ -112,6 +112,9 @@ class ScriptedModelServer:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         #: bytes of each flood actually written before the client stopped reading (or all of it)
         self.flood_sent: list[int] = []
+        #: while cleared, embedding requests wait (at most 30 s) before they are answered
+        self.embed_gate = threading.Event()
+        self.embed_gate.set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -387,6 +390,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
         def _ollama_embed(self, path: str, body: dict[str, Any]) -> None:
             with server._lock:
                 server.requests.append((path, body))
+            server.embed_gate.wait(30)
             model = str(body.get("model", ""))
             if not _known(model):
                 self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
