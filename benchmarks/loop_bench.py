@@ -54,7 +54,12 @@ async def indexing(window: float) -> Row:
                 await asyncio.sleep(BUSY_GAP)
             finished = fut.done()
             took = time.perf_counter() - sent
-            if not finished:
+            outcome = ""
+            if finished:
+                result = (await fut)[1]
+                calls = [c["tool"] for c in result.get("tool_calls", [])]
+                outcome = f"; the run {result.get('stop_reason')} with tools {calls}: {result.get('answer', '')[:99]!r}"
+            else:
                 await _cancel(s, fut)
         finally:
             await s.client.close()
@@ -62,7 +67,7 @@ async def indexing(window: float) -> Row:
                f"{ms(med(busy))} / {ms(pct(busy, 0.99))}", f"idle: {ms(med(idle))} / {ms(pct(idle, 0.99))}",
                f"max {ms(max(busy, default=float('nan')))}", "p99 ≤ 50 ms", pct(busy, 0.99) <= 50,
                note=f"{len(busy)} samples 2 ms apart over {took:.0f} s of indexing"
-                    + ("" if finished else f" (sampling stopped at {window:.0f} s, the run was cancelled)"),
+                    + (outcome if finished else f" (sampling stopped at {window:.0f} s, the run was cancelled)"),
                raw={"idle": idle, "busy": busy, "finished": finished})
 
 
