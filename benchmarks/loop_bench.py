@@ -23,6 +23,7 @@ from benchmarks.common import Row, med, ms, pct
 from benchmarks.lsp_bench import BUSY_GAP, Session, _cancel, _script_direct, during_run
 from benchmarks.lspclient import rss_mb, wait_quiet
 from benchmarks.model_proc import ModelProcess
+from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 
 FILES = 300
 FILE_BYTES = 1024 * 1024
@@ -45,7 +46,13 @@ async def indexing(window: float) -> Row:
         try:
             await wait_quiet(s.client.pid)
             idle = [await s.code_action() for _ in range(200)]
-            _script_direct(model)
+            plan = ('{"kind": "tools", "steps": ["Search the documents with doc_search"], '
+                    '"tools": ["doc_search"]}')
+            model.reset()
+            model.on({"content": plan}, contains=ROLE_PLANNER, first=True)
+            model.on({"content": "Found it."}, contains="[doc_search result]")
+            model.on({"tool_calls": [{"name": "doc_search", "arguments": {"action": "search", "query": "topic42"}}]},
+                     contains=ROLE_EXECUTOR)
             sent, fut = s.ask("Search the documents for topic42")
             busy: list[float] = []
             deadline = time.perf_counter() + window
