@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "img" / "recall_vs_facts.png"
 SCALE_PLOT = ROOT / "docs" / "img" / "index_vs_files.png"
-PARTS = ("lsp", "warm", "startup", "sandbox", "recall", "real", "scale")
+PARTS = ("lsp", "warm", "loop", "startup", "sandbox", "recall", "real", "scale")
 
 
 def machine() -> str:
@@ -64,7 +64,12 @@ async def collect(parts: set[str], quick: bool, actions: int | None = None) -> l
     if "warm" in parts:
         from benchmarks.warm_bench import first_vs_second
 
-        rows.append(await first_vs_second(3 if quick else 7))
+        rows += await first_vs_second(3 if quick else 7)
+    if "loop" in parts:
+        from benchmarks.loop_bench import flood, indexing
+
+        rows.append(await indexing(60 if quick else 120))
+        rows.append(await flood())
     if "startup" in parts:
         from benchmarks.startup_bench import startup
 

@@ -1,57 +1,79 @@
-"""The first ask after start-up against the second: executeCommand → first ``$/progress`` and → first token.
+"""The first ask on a fresh server, asked at once, against the second ask and the bare model call.
 
 Each sample is a fresh server (real process, scripted model): ``initialize``, ``initialized``, a document
-opened, then the benchmark waits until the server has gone quiet (its CPU time stops growing — the
-background warm-up, when there is one, is done) the way a user reads the editor before typing a question,
-and asks twice. What a slow start costs shows as the first ask's lag over the second.
+opened, and the ask is sent at once — as the CLI does, and as a user who opens the editor and types
+straight away does — while the background warm-up (imports, model connection, memory store) still runs.
+Timed from executeCommand: the first ``$/progress``, the first token, the result; then a second ask on
+the same server, and the bare ``ollama`` call for the same reply.
 """
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
+import time
 from pathlib import Path
 
+import ollama
+
 from benchmarks.common import Row, med, ms
-from benchmarks.lsp_bench import ANSWER, Session, _is_token, _script_direct
-from benchmarks.lspclient import wait_quiet
+from benchmarks.lsp_bench import ANSWER_100, MODEL, Session, _is_token, _script_direct
 from benchmarks.model_proc import ModelProcess
+
+QUESTION = "What is the capital of Japan?"
 
 
 async def _one_ask(s: Session) -> tuple[float, float, float]:
     mark = len(s.client.notes)
-    sent, fut = s.ask("What is the capital of Japan?")
+    sent, fut = s.ask(QUESTION)
     await s.client.wait_note(_is_token, mark, fut)
     at, result = await fut
     assert result["stop_reason"] == "answered", result
+    # a fast run may end before the editor has made the progress token: its begin then comes after the result
+    await s.client.wait_note(lambda n: n.method == "$/progress", mark,
+                             asyncio.ensure_future(asyncio.sleep(10)))
     notes = s.client.notes[mark:]
     progress = next(n.at for n in notes if n.method == "$/progress")
     token = next(n.at for n in notes if _is_token(n))
     return (progress - sent) * 1000, (token - sent) * 1000, (at - sent) * 1000
 
 
-async def first_vs_second(samples: int) -> Row:
+async def _bare(client: ollama.AsyncClient) -> float:
+    started = time.perf_counter()
+    async for _ in await client.chat(model=MODEL, messages=[{"role": "user", "content": QUESTION}], stream=True):
+        pass
+    return (time.perf_counter() - started) * 1000
+
+
+async def first_vs_second(samples: int) -> list[Row]:
     first: list[tuple[float, float, float]] = []
     second: list[tuple[float, float, float]] = []
-    quiet: list[float] = []
+    bare: list[float] = []
     with ModelProcess() as model:
+        bare_client = ollama.AsyncClient(host=model.url)
         for _ in range(samples):
             with tempfile.TemporaryDirectory() as folder:
                 _script_direct(model)
-                model.on({"content": ANSWER}, contains="capital of Japan")
+                model.on({"content": ANSWER_100}, contains="capital of Japan")
                 s = await Session.start(model.url, Path(folder))
                 try:
-                    quiet.append(await wait_quiet(s.client.pid))
-                    first.append(await _one_ask(s))
+                    first.append(await _one_ask(s))  # at once: no wait for the warm-up
                     second.append(await _one_ask(s))
+                    bare.append(await _bare(bare_client))
                 finally:
                     await s.client.close()
     p1, t1, d1 = (med([x[i] for x in first]) for i in range(3))
     p2, t2, d2 = (med([x[i] for x in second]) for i in range(3))
-    met = p1 <= 100 and t1 <= t2 + 100
-    return Row("first ask after start: executeCommand → first `$/progress`; → first token; → result",
-               f"first ask: {ms(p1)}; {ms(t1)}; {ms(d1)}", f"second ask: {ms(p2)}; {ms(t2)}; {ms(d2)}",
-               f"first token +{t1 - t2:.1f} ms", "first `$/progress` ≤ 100 ms; first token ≤ second + 100 ms",
-               met,
-               note=f"{samples} fresh servers (medians); each asked after it went quiet "
-                    f"({med(quiet):.1f} s after `initialized`, the background warm-up included)",
-               raw={"first": first, "second": second, "quiet": quiet})
+    b = med(bare)
+    return [
+        Row("asked at once after start: executeCommand → first `$/progress`",
+            f"{ms(p1)} (fresh server, asked at once)", f"second ask: {ms(p2)}", "—",
+            "≤ 100 ms", p1 <= 100,
+            note=f"{samples} fresh servers (medians); the ask is sent right after `initialized`, while the "
+                 "warm-up runs", raw={"first": first, "second": second}),
+        Row("asked at once after start: `cortex.ask` → result (100-word reply, memory on)",
+            f"{ms(d1)}; first token {ms(t1)}", f"bare `ollama` chat {ms(b)}; second ask {ms(d2)} "
+            f"(first token {ms(t2)})", f"+{d1 - b:.0f} ms over bare",
+            "≤ bare + 15 ms (recorded: the first ask pays the warm-up it waits for)", d1 - b <= 15,
+            raw={"bare": bare}),
+    ]

@@ -56,6 +56,10 @@ def _folder(value: str) -> Path:
         raise argparse.ArgumentTypeError(f"{value}: no such folder")
     if not path.is_dir():
         raise argparse.ArgumentTypeError(f"{value}: not a folder")
+    from cortex_lsp.guards.project_roots import root_refusal
+
+    if (why := root_refusal(path)) is not None:  # the server would refuse it too: say so before starting it
+        raise argparse.ArgumentTypeError(f"{why}; pass a project folder")
     return path
 
 

@@ -94,6 +94,10 @@ class Settings(BaseModel):
     tool_timeout_seconds: float = Field(30, gt=0, le=600)
     code_exec_timeout_seconds: float = Field(10, gt=0, le=120)
     stream_tokens: bool = True
+    #: bounds on what a model sends, enforced while it streams (models/limits.py)
+    max_answer_bytes: int = Field(256 * 1024, ge=1024, le=64 * 1024 * 1024)
+    max_tool_args_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    max_tool_calls: int = Field(20, ge=1, le=1000)
     lats: LatsSettings = Field(default_factory=LatsSettings)
     supervisor: SupervisorSettings = Field(default_factory=SupervisorSettings)
 

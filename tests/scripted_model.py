@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 EMBED_DIM = 64
 _TOKEN = re.compile(r"\S+\s*|\s+")
@@ -51,6 +51,14 @@ class Reply:
     error: str = ""
     #: never answer (until the client gives up or the server stops)
     hang: bool = False
+    #: a hostile flood after ``content``: this many bytes of "x", streamed as it is written (never held whole)
+    flood_bytes: int = 0
+    #: how the flood comes: ``tokens`` (4 KB per message), ``line`` (one message: a single giant token),
+    #: ``tool_args`` (one ``write_file`` call whose ``content`` argument is the flood)
+    flood_as: Literal["tokens", "line", "tool_args"] = "tokens"
+
+
+FLOOD_PIECE = 4096
 
 
 @dataclass
@@ -102,6 +110,11 @@ class ScriptedModelServer:
         self.rules: list[Rule] = []
         self.queue: list[Reply] = []
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        #: bytes of each flood actually written before the client stopped reading (or all of it)
+        self.flood_sent: list[int] = []
+        #: while cleared, embedding requests wait (at most 30 s) before they are answered
+        self.embed_gate = threading.Event()
+        self.embed_gate.set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -328,6 +341,8 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 line = {"model": model, "created_at": created,
                         "message": {"role": "assistant", "content": token}, "done": False}
                 self._chunk(json.dumps(line).encode() + b"\n")
+            if reply.flood_bytes and not self._flood(reply, model, created):
+                return
             if reply.tool_calls:
                 line = {"model": model, "created_at": created,
                         "message": {"role": "assistant", "content": "",
@@ -340,9 +355,42 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self._chunk(json.dumps(final).encode() + b"\n")
             self._end_stream()
 
+        def _flood(self, reply: Reply, model: str, created: str) -> bool:
+            """Stream ``reply.flood_bytes`` of hostile text; False when the client hung up first."""
+            head = json.dumps({"model": model, "created_at": created}).encode()[:-1]
+            sent = 0
+            piece = b"x" * FLOOD_PIECE
+            try:
+                if reply.flood_as == "tokens":
+                    while sent < reply.flood_bytes:
+                        self._chunk(head + b', "message": {"role": "assistant", "content": "' + piece
+                                    + b'"}, "done": false}\n')
+                        sent += FLOOD_PIECE
+                else:
+                    if reply.flood_as == "line":
+                        self._chunk(head + b', "message": {"role": "assistant", "content": "')
+                        tail = b'"}, "done": false}\n'
+                    else:
+                        self._chunk(head + b', "message": {"role": "assistant", "content": "", "tool_calls": '
+                                    b'[{"function": {"name": "write_file", "arguments": {"path": "big.txt", '
+                                    b'"content": "')
+                        tail = b'"}}}]}, "done": false}\n'
+                    while sent < reply.flood_bytes:
+                        self._chunk(piece * 16)
+                        sent += FLOOD_PIECE * 16
+                    self._chunk(tail)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                with server._lock:
+                    server.flood_sent.append(sent)
+                return False
+            with server._lock:
+                server.flood_sent.append(sent)
+            return True
+
         def _ollama_embed(self, path: str, body: dict[str, Any]) -> None:
             with server._lock:
                 server.requests.append((path, body))
+            server.embed_gate.wait(30)
             model = str(body.get("model", ""))
             if not _known(model):
                 self._json(404, {"error": f'model "{model}" not found, try pulling it first'})

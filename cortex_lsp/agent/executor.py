@@ -183,6 +183,10 @@ class ToolSession:
 
     def _guard(self, name: str, args: dict[str, Any]) -> ToolResult | None:
         """A refusal for a call the guards stop before it runs, else ``None`` (``args`` may be adjusted)."""
+        limit = self.deps.settings.max_tool_calls
+        if len(self.history) >= limit:  # every call counts: blocked and repeated ones too
+            return self._blocked(name, f"This run has reached its limit of {limit} tool calls (max_tool_calls); "
+                                       "answer with what you have.")
         if name not in self.offered:
             if self.deps.tools.get(name) is None:
                 known = ", ".join(self.offered) or "none"

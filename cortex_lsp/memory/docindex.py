@@ -104,13 +104,13 @@ class DocIndex:
         """Index one guarded file if it changed; returns ``(reindexed, chunk_count)``."""
         root, rel = str(target.root), target.relative
         st = await asyncio.to_thread(os.stat, target.path)
-        known = self._file_row(root, rel)
+        known = await asyncio.to_thread(self._file_row, root, rel)
         if known and known[0] == st.st_size and known[1] == st.st_mtime_ns:
-            return False, self._chunk_count(root, rel)
+            return False, await asyncio.to_thread(self._chunk_count, root, rel)
         prepared = await self._prepare(target, reader, st.st_size, st.st_mtime_ns, known[2] if known else None)
         await self._commit([prepared])
         if prepared.chunks is None:
-            return False, self._chunk_count(root, rel)
+            return False, await asyncio.to_thread(self._chunk_count, root, rel)
         return True, len(prepared.chunks)
 
     async def _prepare(
@@ -136,51 +136,60 @@ class DocIndex:
         texts = [c.index_text for p in changed for c in p.chunks or ()]
         vectors = await self.embedder.embed(texts) if texts else []
         async with self._write:
-            old_ids: list[str] = []
-            ids: list[str] = []
-            metas: list[dict[str, Any]] = []
-            rows: list[tuple[Any, ...]] = []
-            with self._lock:
-                for p in changed:
-                    old_ids += [
-                        r[0]
-                        for r in self._db.execute(
-                            "SELECT id FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel)
-                        )
-                    ]
-                    for n, c in enumerate(p.chunks or ()):
-                        cid = _chunk_id(p.root, p.rel, n)
-                        ids.append(cid)
-                        metas.append({"root": p.root, "path": p.rel, "start": c.start_line, "end": c.end_line})
-                        rows.append((cid, p.root, p.rel, n, c.start_line, c.end_line, c.heading, c.index_text))
+            # every SQLite statement (and the FTS tokenising) runs in a worker thread: the event loop only
+            # schedules (a batch of ~1,000 chunks is tens of ms of work)
+            old_ids, ids, metas, rows = await asyncio.to_thread(self._batch_rows, changed)
             stale = sorted(set(old_ids) - set(ids))
             if stale:
                 await self.vectors.delete(stale)
             if ids:
                 await self.vectors.upsert(ids, vectors, metas)
-            with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    for p in changed:
-                        self._delete_chunks(p.root, p.rel)
-                    for row in rows:
-                        rowid = self._db.execute(
-                            "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            row,
-                        ).lastrowid
-                        self._db.execute(
-                            "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (rowid, " ".join(tokenize(row[7])))
-                        )
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
-                        [(p.root, p.rel, p.size, p.mtime_ns, p.digest) for p in batch],
-                    )
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
+            await asyncio.to_thread(self._write_batch, changed, batch, rows)
             self._generation += 1
+
+    def _batch_rows(self, changed: list[_Prepared]
+                    ) -> tuple[list[str], list[str], list[dict[str, Any]], list[tuple[Any, ...]]]:
+        """The batch's old chunk ids, and its new ids, vector metadata and rows (a worker thread)."""
+        old_ids: list[str] = []
+        ids: list[str] = []
+        metas: list[dict[str, Any]] = []
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:
+            for p in changed:
+                old_ids += [
+                    r[0]
+                    for r in self._db.execute("SELECT id FROM chunks WHERE root = ? AND path = ?", (p.root, p.rel))
+                ]
+                for n, c in enumerate(p.chunks or ()):
+                    cid = _chunk_id(p.root, p.rel, n)
+                    ids.append(cid)
+                    metas.append({"root": p.root, "path": p.rel, "start": c.start_line, "end": c.end_line})
+                    rows.append((cid, p.root, p.rel, n, c.start_line, c.end_line, c.heading, c.index_text))
+        return old_ids, ids, metas, rows
+
+    def _write_batch(self, changed: list[_Prepared], batch: list[_Prepared], rows: list[tuple[Any, ...]]) -> None:
+        """One SQLite transaction for the batch: chunks, their BM25 postings, the files (a worker thread)."""
+        postings = [" ".join(tokenize(row[7])) for row in rows]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for p in changed:
+                    self._delete_chunks(p.root, p.rel)
+                for row, tokens in zip(rows, postings, strict=True):
+                    rowid = self._db.execute(
+                        "INSERT OR REPLACE INTO chunks(id, root, path, n, start_line, end_line, heading, text) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        row,
+                    ).lastrowid
+                    self._db.execute("INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (rowid, tokens))
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO files(root, path, size, mtime_ns, sha1) VALUES (?, ?, ?, ?, ?)",
+                    [(p.root, p.rel, p.size, p.mtime_ns, p.digest) for p in batch],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
         with self._lock:
@@ -201,7 +210,7 @@ class DocIndex:
         )
         self._db.execute("DELETE FROM chunks WHERE root = ? AND path = ?", (root, rel))
 
-    async def _drop_file(self, root: str, rel: str) -> None:
+    def _drop_rows(self, root: str, rel: str) -> list[str]:
         with self._lock:
             ids = [
                 r[0]
@@ -209,6 +218,10 @@ class DocIndex:
             ]
             self._delete_chunks(root, rel)
             self._db.execute("DELETE FROM files WHERE root = ? AND path = ?", (root, rel))
+        return ids
+
+    async def _drop_file(self, root: str, rel: str) -> None:
+        ids = await asyncio.to_thread(self._drop_rows, root, rel)
         await self.vectors.delete(ids)
         self._generation += 1
 
@@ -364,15 +377,18 @@ class DocIndex:
         where = {"$and": [roots_where(roots), {"path": path}]}
         return [i for i, _ in self.vectors.nearest_now(vec, CANDIDATES, where)]
 
+    def _clear_rows(self) -> None:
+        with self._lock:
+            # FTS5 keeps deleted terms in its segments until they merge: drop the table instead
+            self._db.execute("DROP TABLE IF EXISTS chunks_fts")
+            self._db.execute(FTS_SCHEMA)
+            self._db.execute("DELETE FROM chunks")
+            self._db.execute("DELETE FROM files")
+            scrub_sqlite(self._db)
+
     async def reset(self) -> None:
         """Delete the whole index: the chunk text is scrubbed from docs.db, the vectors from Chroma."""
         async with self._write:
-            with self._lock:
-                # FTS5 keeps deleted terms in its segments until they merge: drop the table instead
-                self._db.execute("DROP TABLE IF EXISTS chunks_fts")
-                self._db.execute(FTS_SCHEMA)
-                self._db.execute("DELETE FROM chunks")
-                self._db.execute("DELETE FROM files")
-                scrub_sqlite(self._db)
+            await asyncio.to_thread(self._clear_rows)
             await self.vectors.clear()
             self._generation += 1

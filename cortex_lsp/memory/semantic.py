@@ -11,6 +11,7 @@ What may be learned at all is decided in :mod:`cortex_lsp.memory.consolidation`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import time
@@ -46,6 +47,7 @@ class SemanticMemory:
         self.index = index
         self.texts = texts
         self.embedder = embedder
+        self._pending: set[asyncio.Future[Any]] = set()  # query embeddings left to finish (:meth:`related`)
 
     @property
     def collection(self) -> Any:
@@ -85,11 +87,32 @@ class SemanticMemory:
             if i in rows
         ]
 
+    def _background(self, task: asyncio.Future[Any]) -> None:
+        """Let ``task`` finish unawaited (kept referenced; its failure, if any, is read and dropped)."""
+        def done(t: asyncio.Future[Any]) -> None:
+            self._pending.discard(t)
+            if not t.cancelled():
+                t.exception()
+
+        self._pending.add(task)
+        task.add_done_callback(done)
+
     async def related(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[StoredFact]:
         """Facts relevant to ``query`` (score = cosine similarity), best first."""
         if limit <= 0:
             return []
-        vec = await self.embedder.embed_one(query)
+        # The query's embedding and the count side by side: with no fact stored (a new user, or memory
+        # that learned nothing yet) the answer is known without waiting for the embedding model. The
+        # embedding still finishes in the background (the embedder caches it).
+        embedding = asyncio.ensure_future(self.embedder.embed_one(query))
+        try:
+            if await self.index.count() == 0:
+                self._background(embedding)
+                return []
+        except BaseException:
+            self._background(embedding)
+            raise
+        vec = await embedding
         return [f for f in await self._nearest(vec, limit) if f.score >= min_relevance]
 
     async def all(self) -> list[StoredFact]:
@@ -109,3 +132,4 @@ class SemanticMemory:
         if found:
             await self.index.erase(found)
         return found
+

@@ -15,6 +15,7 @@ import httpx
 
 from cortex_lsp.config import Settings
 from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable
+from cortex_lsp.models.limits import StreamLimits
 from cortex_lsp.models.local_server import INSTALL_ADVICE, local_problem, start_embedded
 from cortex_lsp.models.ollama_client import OllamaClient
 from cortex_lsp.models.openai_client import OpenAIClient
@@ -38,6 +39,12 @@ class BackendInfo:
         return f"{self.backend} at {self.base_url}{model}" + (f" ({self.detail})" if self.detail else "")
 
 
+def stream_limits(settings: Settings) -> StreamLimits:
+    """The bounds on a model's replies, from the settings."""
+    return StreamLimits(max_answer_bytes=settings.max_answer_bytes, max_tool_args_bytes=settings.max_tool_args_bytes,
+                        max_tool_calls=settings.max_tool_calls)
+
+
 async def ollama_answers(base_url: str, within: float = OLLAMA_PROBE_SECONDS) -> bool:
     """Whether Ollama's ``/api/version`` answers 200 within ``within`` seconds."""
     try:
@@ -54,6 +61,7 @@ def _ollama(settings: Settings) -> tuple[ModelClient, BackendInfo]:
         timeout=settings.ollama_timeout_seconds,
         num_ctx=settings.ollama_num_ctx,
         keep_alive=settings.ollama_keep_alive,
+        limits=stream_limits(settings),
     )
     return client, BackendInfo(backend="ollama", base_url=settings.ollama_base_url)
 
@@ -67,7 +75,7 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
         return _ollama(settings)
     if settings.model_backend == "openai":
         client = OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
-                              timeout=settings.ollama_timeout_seconds)
+                              timeout=settings.ollama_timeout_seconds, limits=stream_limits(settings))
         return client, BackendInfo(backend="openai", base_url=settings.openai_base_url)
     if await ollama_answers(settings.ollama_base_url):
         client_info = _ollama(settings)
@@ -84,6 +92,7 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
     try:
         embedded = await start_embedded(settings.local_model_path,
                                         request_seconds=settings.ollama_timeout_seconds)
+        embedded.limits = stream_limits(settings)
     except ModelError as exc:
         raise ModelUnavailable(
             f"No model server: Ollama is not answering at {settings.ollama_base_url}, and {exc}",

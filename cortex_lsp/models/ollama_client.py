@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
@@ -20,8 +21,10 @@ from cortex_lsp.models.base import (
     ToolCall,
     ToolSpec,
 )
+from cortex_lsp.models.limits import ReplyBudget, StreamLimits, bounded_body, bounded_lines
 
 STREAM_BREATHE_SECONDS = 0.004
+ERROR_BODY_BYTES = 64 * 1024  # the most of an error reply read (its message is shown cut to 300 characters)
 
 
 def _unavailable(base_url: str) -> ModelUnavailable:
@@ -38,6 +41,44 @@ def _missing(model: str) -> ModelMissing:
 
 def _is_tool_support_error(exc: ollama.ResponseError) -> bool:
     return exc.status_code == 400 and "does not support tools" in str(exc.error).lower()
+
+
+def _json_object(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        raise ModelError("The Ollama server sent a reply that is not JSON.",
+                         "Check that `ollama_base_url` points at Ollama.") from None
+    if not isinstance(value, dict):
+        raise ModelError("The Ollama server sent a reply in an unknown shape.")
+    return value
+
+
+def _error_field(raw: bytes) -> str:
+    """The ``error`` of an Ollama error body (or the body's start)."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text[:300]
+    return str(value.get("error", text))[:300] if isinstance(value, dict) else text[:300]
+
+
+def _calls(raw: Any) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for item in raw if isinstance(raw, list) else ():
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or not function.get("name"):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):  # some servers send the arguments as a JSON text
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                arguments = {}
+        calls.append(ToolCall(name=str(function["name"]), arguments=dict(arguments) if isinstance(arguments, dict)
+                              else {}))
+    return tuple(calls)
 
 
 def _to_wire(message: Message) -> dict[str, Any]:
@@ -64,8 +105,9 @@ class OllamaClient:
     backend = "ollama"
 
     def __init__(self, base_url: str, *, timeout: float = 300, num_ctx: int | None = None,
-                 keep_alive: str | None = None) -> None:
+                 keep_alive: str | None = None, limits: StreamLimits | None = None) -> None:
         self.base_url = base_url
+        self.limits = limits or StreamLimits()
         self._num_ctx = num_ctx
         self._keep_alive = keep_alive
         self._client = ollama.AsyncClient(host=base_url, timeout=httpx.Timeout(timeout, connect=5.0))
@@ -94,33 +136,53 @@ class OllamaClient:
         options: ChatOptions | None = None,
     ) -> AsyncIterator[ChatChunk]:
         wire_tools = [_tool_wire(t) for t in tools] if tools and model not in self._no_tools else None
+        wire_messages = [_to_wire(m) for m in messages]
+        limits = self.limits
         for attempt in range(2):
             started = False
+            body: dict[str, Any] = {"model": model, "messages": wire_messages, "stream": True}
+            if wire_tools:
+                body["tools"] = wire_tools
+            if format is not None:
+                body["format"] = format
+            if opts := self._options(options):
+                body["options"] = opts
+            if self._keep_alive is not None:
+                body["keep_alive"] = self._keep_alive
             try:
-                stream = await self._client.chat(
-                    model=model,
-                    messages=[_to_wire(m) for m in messages],
-                    tools=wire_tools,
-                    stream=True,
-                    format=format,
-                    options=self._options(options) or None,
-                    keep_alive=self._keep_alive,
-                )
-                breathed = time.monotonic()
-                async for part in stream:
-                    started = True
-                    msg = part.message
-                    calls = tuple(
-                        ToolCall(name=c.function.name, arguments=dict(c.function.arguments or {}))
-                        for c in msg.tool_calls
-                    ) if msg.tool_calls else ()  # a text token builds no generator and no tuple
-                    yield ChatChunk(content=msg.content or "", tool_calls=calls, done=bool(part.done))
-                    # A fast stream delivers hundreds of lines per socket read and httpx hands them out
-                    # without awaiting I/O: give the event loop a turn every few ms of work, so a
-                    # codeAction or a cancel never waits behind the whole buffer.
-                    if time.monotonic() - breathed >= STREAM_BREATHE_SECONDS:
-                        await asyncio.sleep(0)
-                        breathed = time.monotonic()
+                # Read straight off the connection (not through ollama's pydantic models): every line is
+                # bounded as it arrives (models/limits.py), and a reply past its bound closes the response.
+                async with self._client._client.stream("POST", "/api/chat", json=body) as response:
+                    if response.status_code != 200:
+                        raw = await bounded_body(response.aiter_bytes(), ERROR_BODY_BYTES, "Ollama server")
+                        raise ollama.ResponseError(_error_field(raw), response.status_code)
+                    budget = ReplyBudget(limits)
+                    breathed = time.monotonic()
+                    async for line in bounded_lines(response.aiter_bytes(), limits.max_line_bytes, "Ollama server"):
+                        if not line.strip():
+                            continue
+                        part = _json_object(line)
+                        if err := part.get("error"):
+                            raise ollama.ResponseError(str(err))
+                        started = True
+                        msg = part.get("message") or {}
+                        raw_calls = msg.get("tool_calls")
+                        calls = budget.calls(_calls(raw_calls)) if raw_calls else ()
+                        content = budget.text(msg.get("content") or "")
+                        if budget.cut:
+                            yield ChatChunk(content=content, tool_calls=calls, done=True)
+                            return  # the response is closed unread
+                        done = bool(part.get("done"))
+                        if done and (closing := budget.closing()) is not None:
+                            yield ChatChunk(content=content, tool_calls=calls)
+                            yield ChatChunk(content=closing.content, done=True)
+                            return
+                        yield ChatChunk(content=content, tool_calls=calls, done=done)
+                        # A fast stream delivers hundreds of lines per socket read: give the event loop a
+                        # turn every few ms of work, so a codeAction or a cancel never waits behind them all.
+                        if time.monotonic() - breathed >= STREAM_BREATHE_SECONDS:
+                            await asyncio.sleep(0)
+                            breathed = time.monotonic()
                 return
             except ollama.ResponseError as exc:
                 if wire_tools and not started and attempt == 0 and _is_tool_support_error(exc):

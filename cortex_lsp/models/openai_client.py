@@ -11,8 +11,10 @@ carry the same kind of advice as the Ollama backend's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +31,10 @@ from cortex_lsp.models.base import (
     ToolCall,
     ToolSpec,
 )
+from cortex_lsp.models.limits import ReplyBudget, ReplyTooLarge, StreamLimits, bounded_body, bounded_lines
+
+STREAM_BREATHE_SECONDS = 0.004
+ERROR_BODY_BYTES = 64 * 1024  # the most of an error reply read (its message is shown cut to 300 characters)
 
 DEFAULT_UNAVAILABLE_ADVICE = (
     "Start the server (for llama.cpp: `python -m llama_cpp.server --model PATH`) or set "
@@ -180,7 +186,15 @@ class _PartialCall:
 class _StreamState:
     complete: bool = False  # a finish_reason arrived (or tool calls and the end of the stream)
     done_marker: bool = False  # the server sent [DONE]
+    cut: bool = False  # the answer reached max_answer_bytes and the stream was left
     yielded: bool = False  # some text was passed on
+
+
+async def _read_bounded(response: httpx.Response, limit: int, what: str) -> httpx.Response:
+    """The response with its body read, at most ``limit`` bytes of it (models/limits.py)."""
+    raw = await bounded_body(response.aiter_bytes(), limit, what)
+    headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-encoding"]  # already decoded
+    return httpx.Response(response.status_code, headers=headers, content=raw, request=response.request)
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -203,8 +217,9 @@ class OpenAIClient:
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 300,
                  name: str = "OpenAI-compatible server", unavailable_advice: str = DEFAULT_UNAVAILABLE_ADVICE,
-                 stream_tools: bool = True) -> None:
+                 stream_tools: bool = True, limits: StreamLimits | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.limits = limits or StreamLimits()
         self._name = name
         self._unavailable_advice = unavailable_advice
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -297,18 +312,20 @@ class OpenAIClient:
             try:
                 async with self._client.stream("POST", "chat/completions", json=body) as response:
                     if response.status_code != 200:
-                        await response.aread()
-                        if attempt < 3 and self._retry_without(response, model, body):
+                        whole = await _read_bounded(response, ERROR_BODY_BYTES, self._name)
+                        if attempt < 3 and self._retry_without(whole, model, body):
                             continue
-                        raise self._translate(response, model)
+                        raise self._translate(whole, model)
                     if not body["stream"]:
-                        await response.aread()
-                        for chunk in self._whole_reply(response):
+                        whole = await _read_bounded(response, self.limits.max_line_bytes, self._name)
+                        for chunk in self._whole_reply(whole):
                             yield chunk
                         return
                     state = _StreamState()
                     async for chunk in self._events(response, state):
                         yield chunk
+                        if chunk.done and state.cut:
+                            return  # the answer reached max_answer_bytes: the response is closed unread
                     if state.complete:
                         return
                     if "tools" in body and not state.yielded and attempt < 3:
@@ -341,8 +358,14 @@ class OpenAIClient:
                                               else str(arguments or "")])
             if partial.name:
                 calls.append(partial.build())
-        chunks = [ChatChunk(content=str(message["content"]))] if message.get("content") else []
-        return [*chunks, ChatChunk(tool_calls=tuple(calls), done=True)]
+        budget = ReplyBudget(self.limits)
+        text = budget.text(str(message["content"])) if message.get("content") else ""
+        kept = budget.calls(tuple(calls))
+        closing = budget.closing()
+        chunks = [ChatChunk(content=text)] if text else []
+        if closing is not None:
+            chunks.append(closing)
+        return [*chunks, ChatChunk(tool_calls=kept, done=True)]
 
     def _retry_without(self, response: httpx.Response, model: str, body: dict[str, Any]) -> bool:
         """A refused feature (tools, ``response_format``): remember it for the model and say to retry."""
@@ -363,7 +386,10 @@ class OpenAIClient:
 
     async def _events(self, response: httpx.Response, state: _StreamState) -> AsyncIterator[ChatChunk]:
         partial: dict[int, _PartialCall] = {}
-        async for line in response.aiter_lines():
+        budget = ReplyBudget(self.limits)
+        args_bytes = 0
+        breathed = time.monotonic()
+        async for line in bounded_lines(response.aiter_bytes(), self.limits.max_line_bytes, self._name):
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
@@ -394,13 +420,29 @@ class OpenAIClient:
                         call.arguments = [json.dumps(arguments)]
                     elif arguments:
                         call.arguments.append(str(arguments))
+                    args_bytes += len(call.arguments[-1]) if call.arguments else 0
+                    if len(partial) > self.limits.max_tool_calls or args_bytes > 4 * self.limits.max_tool_args_bytes:
+                        # the pieces arrive over many lines: bounded here, before they add up
+                        raise ReplyTooLarge(f"The {self._name} sent tool calls beyond max_tool_calls "
+                                            f"({self.limits.max_tool_calls}) or max_tool_args_bytes; Cortex "
+                                            "stopped reading them.", "None of them was run.")
                 content = delta.get("content")
                 if content:
                     state.yielded = True
-                    yield ChatChunk(content=str(content))
+                    text = budget.text(str(content))
+                    if budget.cut:
+                        state.complete = state.cut = True
+                        yield ChatChunk(content=text, done=True)
+                        return
+                    yield ChatChunk(content=text)
                 if choice.get("finish_reason"):
                     state.complete = True
-        calls = tuple(c.build() for _, c in sorted(partial.items()) if c.name)
+            if time.monotonic() - breathed >= STREAM_BREATHE_SECONDS:  # a turn for the loop, as Ollama's
+                await asyncio.sleep(0)
+                breathed = time.monotonic()
+        calls = budget.calls(tuple(c.build() for _, c in sorted(partial.items()) if c.name))
+        if (closing := budget.closing()) is not None:
+            yield closing
         if state.complete or calls:
             state.complete = True
             yield ChatChunk(tool_calls=calls, done=True)

@@ -19,6 +19,7 @@ from pygls.protocol.language_server import _prepare_command_arguments, lsp_metho
 from pygls.uris import to_fs_path
 
 from cortex_lsp import __version__
+from cortex_lsp.guards.project_roots import root_refusal
 from cortex_lsp.server import lifecycle
 from cortex_lsp.server.edits import LspEditSink
 from cortex_lsp.server.logs import LspMirror, mirror_to_client
@@ -122,6 +123,7 @@ class CortexServer(LanguageServer):
         self.editor_settings: dict[str, Any] = {}
         self._settings_shown: str | None = None
         self._services: dict[str, Any] = {}
+        self._roots_refused_shown: set[Path] = set()
 
     # -- transport -------------------------------------------------------------------------------
     def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -183,8 +185,8 @@ class CortexServer(LanguageServer):
         return messages
 
     # -- roots -----------------------------------------------------------------------------------
-    @property
-    def roots(self) -> list[Path]:
+    def _opened_folders(self) -> list[Path]:
+        """Every folder the editor opened (workspace folders, else the root URI), refused ones included."""
         try:
             workspace = self.workspace
         except RuntimeError:
@@ -197,6 +199,26 @@ class CortexServer(LanguageServer):
         if not paths and workspace.root_uri and workspace.root_uri.startswith("file:") and workspace.root_path:
             paths.append(Path(workspace.root_path).resolve())
         return list(dict.fromkeys(paths))
+
+    @property
+    def roots(self) -> list[Path]:
+        """The project folders the agent's tools may use: the opened folders that may be roots
+        (guards/project_roots.py: never ``/``, the home folder itself or a system folder)."""
+        return [p for p in self._opened_folders() if root_refusal(p) is None]
+
+    def announce_refused_roots(self) -> None:
+        """One message naming each opened folder that is not a project (each folder is named once)."""
+        refused = [(p, why) for p in self._opened_folders() if (why := root_refusal(p)) is not None
+                   and p not in self._roots_refused_shown]
+        if not refused:
+            return
+        self._roots_refused_shown.update(p for p, _ in refused)
+        reasons = "; ".join(why for _, why in refused)
+        names = ", ".join(str(p) for p, _ in refused)
+        message = (f"Cortex will not use {names} as a workspace folder: {reasons}. Its files stay out of the "
+                   "agent's reach; open a project folder instead.")
+        log.warning("refused workspace folder(s): %s", names)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
     def protected_dirs(self) -> list[Path]:
         extra = [self.settings.data_dir.expanduser()]
@@ -211,7 +233,7 @@ class CortexServer(LanguageServer):
         await self.settings_current.wait()
         s = self.settings
         key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
-               s.ollama_num_ctx, s.local_model_path)
+               s.ollama_num_ctx, s.local_model_path, s.max_answer_bytes, s.max_tool_args_bytes, s.max_tool_calls)
         async with self._model_lock:
             from cortex_lsp.server.settings_reload import close_retired  # pydantic: not before initialize
 

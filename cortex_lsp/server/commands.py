@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from cortex_lsp.models.base import ModelError
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.documents import LspWorkspace, open_document
+from cortex_lsp.server.runs import CancelledEarly
 
 if TYPE_CHECKING:
     from cortex_lsp.agent.deps import AgentDeps, Emit
@@ -144,9 +146,8 @@ def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None
     return body
 
 
-async def _run_agent(ls: CortexServer, title: str, request: AgentRequest, wait: bool,
+async def _run_agent(ls: CortexServer, msg_id: Any, title: str, request: AgentRequest, wait: bool,
                      notes: list[str] | None = None) -> dict[str, Any]:
-    msg_id = ls.protocol.msg_id
     return await ls.runs.execute(
         title=title,
         session_id=request.session_id,
@@ -169,30 +170,56 @@ async def _imports_settled(ls: CortexServer) -> None:
             pass
 
 
-async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
-    await _imports_settled(ls)
-    from cortex_lsp.server.arguments import AskArgs, parse_args
+Prepared = tuple[AgentRequest, list[str], bool]
 
-    a = parse_args("cortex.ask", AskArgs, args)
-    notes: list[str] = []
-    selection = _selection(ls, a.uri, a.range, notes)
-    request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
-                           selection=selection, orchestration=a.orchestration, mode="ask")
-    return await _run_agent(ls, "Cortex: Ask", request, a.wait, notes)
+
+async def _agent_command(ls: CortexServer, title: str,
+                         prepare: Callable[[], Coroutine[Any, Any, Prepared]]) -> dict[str, Any]:
+    """An agent command: its progress begins at once ("Starting…", from modules imported at start-up),
+    then ``prepare`` (argument models, which may wait for the warm-up's imports; the memory store; the
+    session) runs; a cancel meanwhile ends the progress and answers at once, and the run streams on it."""
+    msg_id = ls.protocol.msg_id
+    await ls.runs.begin_early(msg_id, title, ls.command_tokens.get(msg_id))
+    try:
+        request, notes, wait = await ls.runs.until_started(msg_id, prepare())
+    except CancelledEarly as stop:
+        return stop.result
+    except Exception as exc:
+        ls.runs.end_early(msg_id, f"Not started: {exc}"[:120])
+        raise
+    return await _run_agent(ls, msg_id, title, request, wait, notes)
+
+
+async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
+    async def prepare() -> Prepared:
+        await _imports_settled(ls)
+        from cortex_lsp.server.arguments import AskArgs, parse_args
+
+        a = parse_args("cortex.ask", AskArgs, args)
+        notes: list[str] = []
+        selection = _selection(ls, a.uri, a.range, notes)
+        request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
+                               selection=selection, orchestration=a.orchestration, mode="ask")
+        return request, notes, a.wait
+
+    return await _agent_command(ls, "Cortex: Ask", prepare)
 
 
 async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
-    await _imports_settled(ls)
-    from cortex_lsp.server.arguments import ExplainArgs, parse_args
+    async def prepare() -> Prepared:
+        await _imports_settled(ls)
+        from cortex_lsp.server.arguments import ExplainArgs, parse_args
 
-    a = parse_args("cortex.explain", ExplainArgs, args)
-    notes: list[str] = []
-    selection = _selection(ls, a.uri, a.range, notes)
-    diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
-    message = "Explain this error." if diagnostic else "Explain this code."
-    request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
-                           diagnostic=diagnostic, mode="explain")
-    return await _run_agent(ls, "Cortex: Explain", request, a.wait, notes)
+        a = parse_args("cortex.explain", ExplainArgs, args)
+        notes: list[str] = []
+        selection = _selection(ls, a.uri, a.range, notes)
+        diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
+        message = "Explain this error." if diagnostic else "Explain this code."
+        request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
+                               diagnostic=diagnostic, mode="explain")
+        return request, notes, a.wait
+
+    return await _agent_command(ls, "Cortex: Explain", prepare)
 
 
 async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:

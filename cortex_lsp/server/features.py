@@ -38,6 +38,7 @@ def register(server: CortexServer) -> None:
         if options is not None and editor is None:
             log.warning("initializationOptions.cortex is not an object; ignored")
         startup.keep_editor_options(ls, editor or {})  # settings are read after the answer (server/startup.py)
+        ls.announce_refused_roots()  # `/`, the home folder, /etc…: left out of the roots, the user told once
         log.info("initialized", extra={"run_id": ""})
 
     @server.feature(types.INITIALIZED)
@@ -65,6 +66,7 @@ def register(server: CortexServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: CortexServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         # pygls has already updated ls.workspace; roots are derived from it. Folder config may differ.
+        ls.announce_refused_roots()
         ls.reload_settings()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)

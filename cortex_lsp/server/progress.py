@@ -97,8 +97,12 @@ class RunStream:
         self._held = "Starting…"
         self._last_message = ""
         self.reports = 0
+        self._entered = False
 
     async def __aenter__(self) -> RunStream:
+        if self._entered:  # begun early (runs.RunManager.begin_early), then run in
+            return self
+        self._entered = True
         if self.token is not None:
             self._begin(self.token)
         elif supports_work_done_progress(self.server.client_capabilities):

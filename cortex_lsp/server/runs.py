@@ -64,6 +64,14 @@ class Run:
     cancelled: bool = False
 
 
+class CancelledEarly(Exception):
+    """An agent command was cancelled before its run started; ``result`` is what the request answers."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("cancelled before the run started")
+        self.result = result
+
+
 @dataclass
 class Ticket:
     """One executeCommand in flight, registered when the request arrives."""
@@ -74,6 +82,11 @@ class Ticket:
     cancelled: bool = False
     run: Run | None = None
     task: asyncio.Task[Any] | None = None  # the command handler's task (interruptible commands)
+    #: an agent command's progress, begun the moment it arrives (before the wait for imports, memory, the
+    #: session): the run streams on it, and a cancel before the run starts ends it at once
+    early: RunStream | None = None
+    early_run_id: str = ""
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class RunManager:
@@ -102,6 +115,7 @@ class RunManager:
 
     def _cancel_ticket(self, ticket: Ticket) -> bool:
         ticket.cancelled = True
+        ticket.stopped.set()
         if ticket.run is not None:
             self.cancel(ticket.run.run_id)
         elif ticket.command in INTERRUPTIBLE and ticket.task is not None and not ticket.task.done():
@@ -145,6 +159,10 @@ class RunManager:
         if ticket is not None:
             return self._cancel_ticket(ticket)
         run_id = self._by_token.get(token)
+        if run_id and run_id not in self._runs:  # a token begun early, before its run exists
+            early = next((t for t in self._tickets.values() if t.early_run_id == run_id), None)
+            if early is not None:
+                return self._cancel_ticket(early)
         return self.cancel(run_id) if run_id else False
 
     def cancel_by_msg(self, msg_id: Any) -> bool:
@@ -199,10 +217,74 @@ class RunManager:
     def active(self) -> int:
         return sum(1 for r in self._runs.values() if r.task is not None and not r.task.done())
 
+    # -- feedback at once: progress begun before the run can start --------------------------------
+    async def begin_early(self, msg_id: Any, title: str, token: types.ProgressToken | None) -> None:
+        """Begin the progress of the agent command ``msg_id`` now ("Starting…"), before anything it waits
+        for (the warm-up's imports, the memory store, the session): the editor shows it at once."""
+        ticket = self._tickets.get(msg_id)
+        if ticket is None or ticket.early is not None:
+            return
+        ticket.early_run_id = uuid.uuid4().hex[:12]
+        ticket.early = RunStream(self.server, ticket.early_run_id, title, token)
+        await ticket.early.__aenter__()
+        if ticket.cancelled:
+            ticket.stopped.set()
+
+    async def until_started(self, msg_id: Any, preparing: Coroutine[Any, Any, Any]) -> Any:
+        """``preparing`` (parsing, waiting for imports and memory) unless a cancel comes first: then
+        :class:`CancelledEarly` carries the cancelled result at once. A preparation left behind finishes
+        in the background (never interrupted halfway through opening the store)."""
+        ticket = self._tickets.get(msg_id)
+        task = asyncio.ensure_future(preparing)
+        if ticket is None:
+            return await task
+        if not ticket.stopped.is_set():
+            stop = asyncio.ensure_future(ticket.stopped.wait())
+            try:
+                await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+            finally:
+                stop.cancel()
+        if task.done() and not ticket.stopped.is_set():
+            return task.result()
+        if not task.done():
+            self._background.add(task)
+            task.add_done_callback(self._left_behind)
+        raise CancelledEarly(self.cancelled_early(ticket))
+
+    def _left_behind(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.info("a cancelled command's preparation failed: %s", task.exception())
+
+    def cancelled_early(self, ticket: Ticket, session_id: str = "") -> dict[str, Any]:
+        """The result of an agent command cancelled before its run started; its progress ends now."""
+        record = RunRecord(session_id=session_id)
+        record.notes.append("Cancelled before the run started; nothing was done.")
+        result = record.result("cancelled")
+        payload = result.as_dict()
+        payload["run_id"] = ticket.early_run_id
+        stream = ticket.early
+        if stream is not None:
+            stream.set_summary(_summary(result))
+            stream.notify("done", payload)
+            stream.end(_summary(result))
+        return payload
+
+    def end_early(self, msg_id: Any, message: str) -> None:
+        """The command failed before its run (bad arguments): its progress ends with ``message``."""
+        ticket = self._tickets.get(msg_id)
+        if ticket is not None and ticket.early is not None and ticket.run is None:
+            ticket.early.end(message)
+
     # -- running -----------------------------------------------------------------------------------
     async def execute(self, *, title: str, session_id: str, body: RunBody, wait: bool,
                       work_done_token: types.ProgressToken | None, msg_id: Any) -> dict[str, Any]:
-        run_id = uuid.uuid4().hex[:12]
+        early = self._tickets.get(msg_id) if msg_id is not None else None
+        stream = early.early if early is not None else None
+        run_id = early.early_run_id if early is not None and stream is not None else uuid.uuid4().hex[:12]
         record = RunRecord(session_id=session_id)
         run = Run(run_id=run_id, record=record, msg_id=msg_id)
         run.cancelled = self._closing  # the server is shutting down: it ends as cancelled, doing nothing
@@ -211,9 +293,14 @@ class RunManager:
         if ticket is not None:
             ticket.run = run
             run.cancelled = ticket.cancelled or self._closing
+        if stream is not None and early is not None:
+            early.run = run  # a later cancel goes to the run
         if msg_id is not None and wait:
             self._by_msg[msg_id] = run_id
-        coro = self._drive(run, title, body, work_done_token if wait else None)
+        if stream is not None and not wait:  # the request answers now: the run gets a token of its own
+            stream.end("Running in the background")
+            stream = None
+        coro = self._drive(run, title, body, work_done_token if wait else None, stream)
         if not wait:
             task = asyncio.create_task(coro)
             self._background.add(task)
@@ -221,11 +308,11 @@ class RunManager:
             return {"run_id": run_id, "session_id": session_id}
         return await coro
 
-    async def _drive(self, run: Run, title: str, body: RunBody,
-                     token: types.ProgressToken | None) -> dict[str, Any]:
+    async def _drive(self, run: Run, title: str, body: RunBody, token: types.ProgressToken | None,
+                     early: RunStream | None = None) -> dict[str, Any]:
         run_id_var.set(run.run_id)
         try:
-            async with RunStream(self.server, run.run_id, title, token) as stream:
+            async with early or RunStream(self.server, run.run_id, title, token) as stream:
                 if run.cancelled:  # cancelled before it started (or while the progress token was created)
                     run.record.notes.append("Cancelled before the run started; nothing was done.")
                     return self._finish(run, stream, run.record.result("cancelled"))
