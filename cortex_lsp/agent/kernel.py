@@ -25,6 +25,7 @@ from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.endings import best_effort_answer, refusal_answer, save_if_asked
 from cortex_lsp.agent.executor import Executor, ToolSession
 from cortex_lsp.agent.failure import failure_note
+from cortex_lsp.agent.meaning import Meaning
 from cortex_lsp.agent.plan_guards import (
     READ_TOOLS,
     GuardedPlan,
@@ -59,6 +60,8 @@ DIRECT_MAX_TOKENS = 320
 #: and greedy: sampling makes a 135M model's facts and readings worse
 SMALL_TEMPERATURE = 0.0
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
+#: the classifier's limit (its first call embeds the examples, if the warm-up has not)
+MEANING_SECONDS = 5.0
 
 
 class AgentKernel:
@@ -110,6 +113,21 @@ class AgentKernel:
             log.warning("facts unavailable: %s", exc)
             return []
 
+    async def _meaning(self, request: AgentRequest) -> Meaning | None:
+        """The classifier's reading of the user's own words (a small model's router uses it); a fault
+        or a slow classifier costs the reading, never the run."""
+        classifier = self.deps.meaning
+        if classifier is None or self.words_override is not None or request.mode == "explain" \
+                or self.deps.settings.model_profile == "full":
+            return None
+        try:
+            async with asyncio.timeout(MEANING_SECONDS):
+                selection = request.selection.text if request.selection else None
+                return await classifier.classify(parse_intent(request.message, selection=selection).words)
+        except Exception as exc:  # incl. a time-out: the word tables still route
+            log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
+            return None
+
     async def _record_error(self, request: AgentRequest, message: str) -> None:
         # An infrastructure error is never stored as an assistant turn (it would be replayed as an answer).
         if not self.persist:
@@ -124,10 +142,11 @@ class AgentKernel:
     async def _run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult:
         deps = self.deps
         settings = deps.settings
-        # Independent reads (SQLite, and an embedding + Chroma query): side by side.
-        history, facts = await asyncio.gather(
+        # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
+        history, facts, meaning = await asyncio.gather(
             deps.memory.history(request.session_id, settings.history_turns),
             self._facts(request.message),
+            self._meaning(request),
         )
         ctx = build_context(
             request, settings, history, facts, record,
@@ -151,10 +170,13 @@ class AgentKernel:
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
-        route = route_for(ctx, available, words_override=self.words_override)
         profile = await detect_profile(settings, deps.model, backend=record.backend, name=record.model)
         if profile.small:
             record.notes.append(profile.describe())
+        if meaning is not None and profile.small:
+            record.notes.append(meaning.describe())
+        route = route_for(ctx, available, words_override=self.words_override,
+                          meaning=meaning if profile.small else None)
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools
             plan, available = routed_plan(route, profile)

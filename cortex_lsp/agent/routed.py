@@ -17,10 +17,12 @@ from dataclasses import dataclass
 
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
+from cortex_lsp.agent.datavalue import answer_from_data
 from cortex_lsp.agent.deps import Emit
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
 from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
+from cortex_lsp.agent.scaffold import scrub
 from cortex_lsp.agent.types import StopReason
 from cortex_lsp.models.base import Message, ModelError
 from cortex_lsp.ports import AgentEvent
@@ -76,8 +78,8 @@ def shown(call: CallOutcome) -> str:
     text = result.output.strip()
     header = _FILE_HEADER.match(text + "\n")
     if header:
-        text = f"{header.group(1)}:\n" + text[header.end():].rstrip()
-    return text
+        return f"{header.group(1)}:\n" + text[header.end():].rstrip()
+    return scrub(text)
 
 
 def material(call: CallOutcome) -> str:
@@ -244,6 +246,10 @@ class RoutedRun:
             calls = []  # the model's own guess at a call failed: answer without it
         if self.route.save_to and self._given(calls) is not None:
             return ""  # the text to save is given: nothing to write, the save line is the answer
+        computed = self._computed(ok)
+        if computed is not None:
+            self.executor.stream_text(computed)
+            return computed
         if calls and (not self.route.prose or not ok):
             text = "\n\n".join(shown(c) for c in calls)
             self.executor.stream_text(text)
@@ -280,6 +286,20 @@ class RoutedRun:
             line = "\n\nSources: " + ", ".join(sources)
             self.executor.stream_text(line)
             answer += line
+        return answer
+
+    def _computed(self, ok: list[CallOutcome]) -> str | None:
+        """The answer code computes from the one data file read (a key's value, a column's total), if any."""
+        if not self.route.compute_data or len(ok) != 1 or ok[0].name != "read_file":
+            return None
+        text = ok[0].result.output
+        header = _FILE_HEADER.match(text + "\n")
+        if header is None or int(ok[0].result.data.get("chars") or 0) > len(text) - header.end():
+            return None  # no header, or the file was cut short: code must not count a part of it
+        path = str(ok[0].arguments.get("path") or header.group(1))
+        answer = answer_from_data(path, text[header.end():], self.ctx.task)
+        if answer is not None:
+            self._start("Compute the answer from the data")
         return answer
 
     def _given(self, calls: list[CallOutcome]) -> str | None:

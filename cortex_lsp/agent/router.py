@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from cortex_lsp.agent.datavalue import is_data_file
+from cortex_lsp.agent.runnability import inline_code
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
 from cortex_lsp.guards.cues import DOC_PLACES, Cues
@@ -110,6 +112,10 @@ class Route:
     save_previous: bool = False
     #: the question the prose answers, when it is not the request as typed (a document search)
     question: str | None = None
+    #: one data file is read: code answers a question about a key or a column in it, if it can
+    compute_data: bool = False
+    #: no file named: code looks for the data file whose keys or columns the question names
+    find_data: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
@@ -158,14 +164,30 @@ _CONTAINING = re.compile(
 )
 _FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 _JSON_BLOCK = re.compile(r"(\{.*\}|\[.*\])", re.DOTALL)
-_QUOTED = re.compile(r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”")
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”|«\s*([^»\n]{1,2000}?)\s*»|‘([^’\n]{1,2000})’"
+    r"|(?<![\w'])'([^'\n]*?[^'\n\s][^'\n]*?)'(?![\w'])"
+)
+#: "a file with milk, eggs and bread in it": the items the user listed
+_WITH_ITEMS = re.compile(
+    r"\b(?:with|containing|listing|that\s+(?:has|lists))\s+(?:the\s+(?:items?|words?)\s+)?:?\s*"
+    r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
 
 
-def _folder(words: str) -> str:
+_SLASHED = re.compile(r"(?<![\w./:-])((?:[\w.-]+/)*[\w-]+)/(?![\w])")
+
+
+def folder_named(words: str) -> str:
+    """The folder the words name ("the src folder", "in docs/"), else the open folder ``.``."""
     for match in _FOLDER.finditer(words):
         name = (match.group(1) or match.group(2) or "").strip("/")
         if name and name.lower() not in _NOT_FOLDERS:
             return name
+    slashed = _SLASHED.search(words)
+    if slashed and slashed.group(1).lower() not in _NOT_FOLDERS:
+        return slashed.group(1)
     return "."
 
 
@@ -179,7 +201,7 @@ def _search_query(words: str) -> str | None:
     return query or None
 
 
-def _doc_query(words: str) -> str:
+def doc_query(words: str) -> str:
     query = _DOC_PREFIX.sub("", words).strip(" -–—:,")
     return query or words.strip()
 
@@ -206,9 +228,15 @@ def given_text(message: str, words: str, save_to: str) -> str | None:
         block = _JSON_BLOCK.search(message)
         if block:
             return block.group(1)
-    quoted = _QUOTED.search(message)
-    if quoted and (quoted.group(1) or quoted.group(2)) != save_to:
-        return quoted.group(1) or quoted.group(2)
+    for quoted in _QUOTED.finditer(message):
+        text = next((g for g in quoted.groups() if g), "")
+        if text and text != save_to:
+            return text
+    items = _WITH_ITEMS.search(words)
+    if items:
+        listed = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", items.group(1)) if i.strip(" .")]
+        if len(listed) > 1:
+            return "\n".join(listed) + "\n"
     containing = _CONTAINING.search(message)
     if containing:
         text = containing.group(1).strip()
@@ -261,7 +289,7 @@ def route(
         for url in cues.fetch[:2]:
             calls.append(RoutedCall("web_fetch", {"url": url}))
 
-    code = intent.code or code_at_hand
+    code = intent.code or code_at_hand or (inline_code(message) if intent.run_code else None)
     runs = intent.run_code and bool(code)
     # "write code that … and run it", "use Python to …": the model writes the code, code runs it
     run_asked = cues.run or cues.use_python
@@ -288,15 +316,15 @@ def route(
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
     if "list_dir" in offered and cues.list_files and not code_writing:
-        calls.append(RoutedCall("list_dir", {"path": _folder(words)}))
+        calls.append(RoutedCall("list_dir", {"path": folder_named(words)}))
 
     query = _search_query(words)
     if query and "search_files" in offered and not reads:
         calls.append(RoutedCall("search_files", {"query": query}))
 
     if "doc_search" in offered and cues.documents and not reads and not scoped:
-        calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
-        question = doc_question(_doc_query(words))
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": doc_query(words), "top_k": DOC_TOP_K}))
+        question = doc_question(doc_query(words))
 
     if "current_time" in offered and cues.time:
         calls.append(RoutedCall("current_time", {}))
@@ -317,10 +345,13 @@ def route(
         if read_found:
             shown_only = not cues.asks  # "read it to me" shows it; "tell me the number" asks
         computed = bool(calls) and all(c.tool in SELF_EXPLAINING for c in calls)
+        data_read = [c for c in calls if c.tool == "read_file"]
+        compute_data = (len(data_read) == 1 and len(calls) == 1 and not save_to and not cues.show_only
+                        and is_data_file(str(data_read[0].arguments["path"])))
         needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
-            prose=needs_prose, read_found=read_found, question=question,
+            prose=needs_prose, read_found=read_found, question=question, compute_data=compute_data,
             save_previous=bool(save_to) and not calls and save_text is None
             and cues.save_previous,
             reason="the user's words name the tools and their arguments",

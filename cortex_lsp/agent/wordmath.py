@@ -2,7 +2,10 @@
 
 Handles "X divided by / times / plus / minus / modulo / to the power of Y", "square root of X",
 "X factorial", "X% of Y", "the average of a, b and c", a temperature conversion, a distance over a
-time ("180 km in 2 hours ... speed") and a running count ("I have 12, give away 5, buy 9 more").
+time ("180 km in 2 hours ... speed"), a running count ("I have 12, give away 5, buy 9 more"), a sum
+of a list ("add up 12, 30 and 58", "the total of …"), groups of equal size ("3 boxes with 24 eggs
+each", "4 tickets at 12.50 each"), shares ("split 90 between 4") and percentages ("what percent of
+80 is 20", "20 is what percent of 80", "80 with 25% off", "a 15% tip on 60").
 ``None`` when the words hold no arithmetic; the calculator then never runs. The expression is only
 a proposal: the calculator parses it with its own bounded evaluator.
 """
@@ -45,6 +48,22 @@ _CHANGE = re.compile(
     rf"buy|bought|get|got|find|found|receive|received|add|gain|earn|pick)\s+(?:another\s+)?{_NUM}",
     re.I,
 )
+_LIST = r"((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+|\s*\+\s*|\s+plus\s+)?){2,})"
+_SUM = re.compile(
+    rf"\b(?:add(?:\s+up|\s+together)?|sum(?:\s+up)?|total(?:\s+up)?|(?:the\s+)?(?:sum|total)\s+of|"
+    rf"combine|tally(?:\s+up)?|addiere|additionne|suma)\s+(?:the\s+numbers\s+|these\s+(?:numbers\s+)?)?:?\s*{_LIST}",
+    re.I,
+)
+_EACH = re.compile(
+    rf"{_NUM}\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:with|of|at|containing|holding|costing|that\s+(?:hold|cost|have)s?)"
+    rf"\s+(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|[a-z][\w-]*\s+)?(?:[a-z][\w-]*\s+)?(?:each|apiece|per\s+\w+|a\s+piece)\b",
+    re.I,
+)
+_SPLIT = re.compile(rf"\b(?:split|divide|share)\s+(?:[$€£]\s*)?{_NUM}\s*(?:[a-z]+\s+)?(?:between|among|by)\s+{_NUM}", re.I)
+_PERCENT_OF_WHAT = re.compile(rf"\bwhat\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}\s+is\s+{_NUM}", re.I)
+_IS_WHAT_PERCENT = re.compile(rf"{_NUM}\s+(?:is|are)\s+what\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}", re.I)
+_OFF = re.compile(rf"{_NUM}\s*(?:[$€£]|\w+)?\s+(?:with|at|and|is)\s+(?:a\s+)?{_NUM}\s*(?:%|percent)\s+(?:off|discount)", re.I)
+_TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|increase|surcharge)\s+(?:on|of|for)\s+(?:a\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
 _MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
                 "use", "used", "remove", "take")
 
@@ -94,6 +113,29 @@ def arithmetic_from_words(words: str) -> str | None:
         numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
         if len(numbers) >= 2:
             return f"({' + '.join(numbers)}) / {len(numbers)}"
+    match = _PERCENT_OF_WHAT.search(text)
+    if match:
+        return f"({_n(match.group(2))}) / ({_n(match.group(1))}) * 100"
+    match = _IS_WHAT_PERCENT.search(text)
+    if match:
+        return f"({_n(match.group(1))}) / ({_n(match.group(2))}) * 100"
+    match = _OFF.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * (100 - ({_n(match.group(2))})) / 100"
+    match = _TIP.search(text)
+    if match:
+        return f"({_n(match.group(2))}) * ({_n(match.group(1))}) / 100"
+    match = _SUM.search(text)
+    if match:
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
+        if len(numbers) >= 2:
+            return " + ".join(numbers)
+    match = _EACH.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * ({_n(match.group(3))})"
+    match = _SPLIT.search(text)
+    if match:
+        return f"({_n(match.group(1))}) / ({_n(match.group(2))})"
     counted = _running_count(text)
     if counted:
         return counted

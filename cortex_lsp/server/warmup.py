@@ -107,6 +107,15 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
             report.done.append("tools")
         except Exception as exc:
             report.failed["memory"] = str(exc) or exc.__class__.__name__
+        try:
+            from cortex_lsp.server import services
+
+            classifier = services.meaning_classifier(ls) if ls.settings.model_profile != "full" else None
+            if classifier is not None:
+                await classifier.warm()  # the route examples, embedded once (~1 s, in a worker thread)
+                report.done.append("meaning")
+        except Exception as exc:
+            report.failed["meaning"] = str(exc) or exc.__class__.__name__
 
     if freeze:  # no gc.collect() first: a full collection here would stall the loop for tens of ms
         gc.freeze()

@@ -1,0 +1,100 @@
+"""The router's word tables and the meaning classifier, combined into one route.
+
+The word tables (:func:`cortex_lsp.agent.router.route`) are precise where they fire: a named file, an
+expression, a fenced block, a write the words ask for. Where they find no call (a ``direct`` or
+``undecided`` route), the request's meaning (:mod:`cortex_lsp.agent.meaning`) picks the read-only
+route, and the slots still come from the parsed intent: the folder named in the words, the code the
+user typed, the numbers they gave. A route whose slots are missing is not taken. Meaning never adds a
+write: ``write_given`` is taken only where the words' own write grant already made a route.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cortex_lsp.agent.datavalue import is_data_file
+from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.router import (
+    DOC_TOP_K,
+    IntentLike,
+    Route,
+    RoutedCall,
+    doc_query,
+    doc_question,
+    folder_named,
+)
+from cortex_lsp.agent.runnability import inline_code
+
+_DIGIT = re.compile(r"\d")
+
+
+def _list(intent: IntentLike, offered: set[str]) -> Route | None:
+    if "list_dir" not in offered:
+        return None
+    call = RoutedCall("list_dir", {"path": folder_named(intent.words)})
+    return Route("tools", (call,), tools=("list_dir",), prose=False, reason="the request means a folder listing")
+
+
+def _docs(intent: IntentLike, offered: set[str]) -> Route | None:
+    if "doc_search" not in offered:
+        return None
+    query = doc_query(intent.words)
+    call = RoutedCall("doc_search", {"action": "search", "query": query, "top_k": DOC_TOP_K})
+    return Route("tools", (call,), tools=("doc_search",), question=doc_question(query),
+                 reason="the request means a search of the documents")
+
+
+def _run(intent: IntentLike, offered: set[str], message: str, code_at_hand: str | None) -> Route | None:
+    code = intent.code or code_at_hand or inline_code(message)
+    if not code or "python_exec" not in offered:
+        return None
+    call = RoutedCall("python_exec", {"code": code})
+    return Route("tools", (call,), tools=("python_exec",), prose=False, reason="the request means running the given code")
+
+
+def _compute(intent: IntentLike, offered: set[str]) -> Route | None:
+    """Arithmetic the words did not spell out as an expression: the model writes it as code, code runs it."""
+    if "python_exec" not in offered or not _DIGIT.search(intent.words) or intent.cues.code_writing:
+        return None
+    return Route("tools", tools=("python_exec",), run_written=True,
+                 reason="the request means arithmetic the word tables could not read")
+
+
+def _read(intent: IntentLike, offered: set[str]) -> Route | None:
+    if "read_file" not in offered or not intent.files:
+        return None
+    files = intent.files[:3]
+    calls = tuple(RoutedCall("read_file", {"path": f}) for f in files)
+    return Route("tools", calls, tools=("read_file",), compute_data=len(files) == 1 and is_data_file(files[0]),
+                 reason="the request means reading the named file")
+
+
+def combine(
+    ruled: Route,
+    meaning: Meaning | None,
+    intent: IntentLike,
+    *,
+    message: str,
+    available: Sequence[str],
+    code_at_hand: str | None = None,
+) -> Route:
+    """The route to take: the word tables' where they made calls (or a write), else the meaning's."""
+    if meaning is None or not meaning.sure:
+        return ruled
+    if ruled.kind == "tools" or ruled.save_to:
+        return ruled
+    offered = set(available)
+    kind = meaning.route
+    chosen: Route | None = None
+    if kind == "list":
+        chosen = _list(intent, offered)
+    elif kind == "doc_search":
+        chosen = _docs(intent, offered)
+    elif kind == "run_code":
+        chosen = _run(intent, offered, message, code_at_hand)
+    elif kind == "compute":
+        chosen = _compute(intent, offered)
+    elif kind in ("read", "data_value"):
+        chosen = _read(intent, offered)
+    return chosen or ruled
