@@ -24,6 +24,7 @@ from evals.client import EvalClient
 CANCEL_GRACE_SECONDS = 10.0
 SETTLE_SECONDS = 3.0
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: "Ollama is not running"
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class RunConfig:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}
         env.update({"CORTEX_DATA_DIR": str(data_dir), "CORTEX_CONFIG": str(data_dir / "no-user-config.yaml"),
                     "CORTEX_LOG_LEVEL": "INFO"})
+        # the server runs this checkout's package (its cwd is the case folder, where the installed one would win)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         if self.backend == "embedded":
             # auto with no Ollama answering: the server starts its own llama.cpp child.
             env.update({"CORTEX_MODEL_BACKEND": "auto", "CORTEX_OLLAMA_BASE_URL": DEAD_URL})

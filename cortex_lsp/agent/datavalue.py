@@ -28,13 +28,18 @@ SHOWN_VALUES = 12
 #: numbers written out in a total or average answer
 SHOWN_TERMS = 12
 
-_COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\bcombien\b|\bcu[aá]nt[oa]s\b", re.I)
-_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd\s+up\b|\baltogether\b|\bin\s+all\b|\bsumme\b|\bsomme\b|\bsuma\b", re.I)
-_AVERAGE = re.compile(r"\baverage\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b", re.I)
-_MAX = re.compile(r"\b(?:highest|largest|biggest|max(?:imum)?|most|top|greatest|best)\b", re.I)
-_MIN = re.compile(r"\b(?:lowest|smallest|min(?:imum)?|least|fewest|worst|cheapest)\b", re.I)
+_COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\bcombien\b|\bcu[aá]nt[oa]s\b"
+                    r"|\bquant[oa]s\b|\bquant[ie]\b|\bile\b|\bhoeveel\b|\bhur\s+många\b", re.I)
+_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd\s+up\b|\baltogether\b|\bin\s+all\b|\b(?:gesamt)?summe\b|\bsomme\b"
+                    r"|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
+_AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
+                      r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)
+_MAX = re.compile(r"\b(?:highest|largest|biggest|max(?:imum)?|most|top|greatest|best|höchste|plus\s+grand|mayor)\b", re.I)
+_MIN = re.compile(r"\b(?:lowest|smallest|min(?:imum)?|least|fewest|worst|cheapest|kleinste|plus\s+petit|menor)\b", re.I)
 _ROWS = re.compile(r"\b(?:rows?|entries|entry|records?|lines?|items?|people|persons?|users?|customers?)\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
+_ABOVE = re.compile(r"\b(?:above|over|more\s+than|greater\s+than|higher\s+than|at\s+least|>=?)\s*(-?\d+(?:\.\d+)?)", re.I)
+_BELOW = re.compile(r"\b(?:below|under|less\s+than|lower\s+than|at\s+most|<=?)\s*(-?\d+(?:\.\d+)?)", re.I)
 
 
 def is_data_file(path: str) -> bool:
@@ -140,11 +145,47 @@ def _terms(values: list[float]) -> str:
     return shown + (f" + … ({len(values) - SHOWN_TERMS} more)" if len(values) > SHOWN_TERMS else "")
 
 
-def _table_answer(table: _Table, question: list[str], raw: str) -> str | None:
-    named = [c for c in table.columns if _mentioned(c, question)]
-    numeric = table.numeric()
+def _filtered(table: _Table, question: list[str]) -> tuple[_Table, str]:
+    """The rows a cell value the question names picks out ("North's amounts", "the Jan total")."""
+    asked = set(question) | {w[:-1] for w in question if w.endswith("s")}
+    picks: dict[str, set[str]] = {}
+    for column in table.columns:
+        for row in table.rows:
+            value = row.get(column, "")
+            words = _words(value)
+            if words and _number(value) is None and all(w in asked for w in words):
+                picks.setdefault(column, set()).add(value)
+    rows = [r for r in table.rows if all(r.get(c) in values for c, values in picks.items())]
+    if not picks or not rows or len(rows) == len(table.rows):
+        return table, ""
+    where = " and ".join(f"{c} {' or '.join(sorted(v))}" for c, v in picks.items())
+    return _Table(table.path, table.columns, rows), f" for {where}"
+
+
+def _threshold(table: _Table, named: list[str], numeric: list[str], raw: str) -> str | None:
+    """"how many sales are above 200": rows whose (named or only) numeric column passes a bound."""
+    above, below = _ABOVE.search(raw), _BELOW.search(raw)
+    column = next((c for c in named if c in numeric), numeric[0] if len(numeric) == 1 else None)
+    if column is None or not (above or below) or not _COUNT.search(raw):
+        return None
+    bound = float((above or below).group(1))  # type: ignore[union-attr]
+    hits = [r for r in table.rows if (n := _number(r.get(column, ""))) is not None
+            and (n > bound if above else n < bound)]
+    word = "above" if above else "below"
+    shown = ", ".join(f"{table.label(r)} {r.get(column, '')}" for r in hits[:SHOWN_VALUES])
+    return (f"{len(hits)} of the {len(table.rows)} rows in {table.path} have {column} {word} {_fmt(bound)}"
+            f"{': ' + shown if shown else ''}.")
+
+
+def _table_answer(whole: _Table, question: list[str], raw: str) -> str | None:
+    named = [c for c in whole.columns if _mentioned(c, question)]
+    numeric = whole.numeric()
+    bounded = _threshold(whole, named, numeric, raw)
+    if bounded is not None:
+        return bounded
+    table, scope = _filtered(whole, question)
     rows = len(table.rows)
-    if _COUNT.search(raw):
+    if _COUNT.search(raw) and not scope:
         column = next((c for c in named if c not in numeric), None)
         if column is not None and not _ROWS.search(raw.split(column)[0][-12:] if column in raw else ""):
             values = list(dict.fromkeys(r.get(column, "") for r in table.rows if r.get(column)))
@@ -154,22 +195,23 @@ def _table_answer(table: _Table, question: list[str], raw: str) -> str | None:
         if column is None and not named:
             return f"{table.path} has {rows} row{'s' if rows != 1 else ''} (not counting the header)."
     target = next((c for c in named if c in numeric), None)
-    if target is None and len(numeric) == 1 and (_TOTAL.search(raw) or _AVERAGE.search(raw)):
+    if target is None and len(numeric) == 1 and (_TOTAL.search(raw) or _AVERAGE.search(raw) or scope
+                                                 or _MAX.search(raw) or _MIN.search(raw)):
         target = numeric[0]
     if target is not None and rows:
         values = table.numbers(target)
         if _AVERAGE.search(raw):
             mean = sum(values) / len(values)
-            return (f"The average {target} in {table.path} is {_fmt(round(mean, 4))} "
+            return (f"The average {target}{scope} in {table.path} is {_fmt(round(mean, 2))} "
                     f"(({_terms(values)}) / {len(values)}).")
-        if _TOTAL.search(raw):
-            return f"The total {target} in {table.path} is {_fmt(sum(values))} ({_terms(values)})."
+        if _TOTAL.search(raw) or (scope and not (_MAX.search(raw) or _MIN.search(raw))):
+            return f"The total {target}{scope} in {table.path} is {_fmt(sum(values))} ({_terms(values)})."
         for pattern, pick, word in ((_MAX, max, "highest"), (_MIN, min, "lowest")):
             if pattern.search(raw):
                 value = pick(values)
                 who = [table.label(r) for r in table.rows if _number(r.get(target, "")) == value]
-                return f"The {word} {target} in {table.path} is {_fmt(value)} ({', '.join(who)})."
-    return _cell_answer(table, named, question)
+                return f"The {word} {target}{scope} in {table.path} is {_fmt(value)} ({', '.join(who)})."
+    return _cell_answer(whole, named, question)
 
 
 def _cell_answer(table: _Table, named: list[str], question: list[str]) -> str | None:

@@ -113,20 +113,31 @@ class AgentKernel:
             log.warning("facts unavailable: %s", exc)
             return []
 
-    async def _meaning(self, request: AgentRequest) -> Meaning | None:
-        """The classifier's reading of the user's own words (a small model's router uses it); a fault
-        or a slow classifier costs the reading, never the run."""
+    async def _reads(self, request: AgentRequest) -> tuple[list[Message], list[str], float]:
+        """History and related facts (SQLite, and an embedding + Chroma query), side by side; and when
+        they were done (monotonic)."""
+        settings = self.deps.settings
+        history, facts = await asyncio.gather(
+            self.deps.memory.history(request.session_id, settings.history_turns),
+            self._facts(request.message),
+        )
+        return history, facts, time.monotonic()
+
+    async def _meaning(self, request: AgentRequest) -> tuple[Meaning | None, float]:
+        """The classifier's reading of the user's own words (a small model's router uses it), and when
+        it was done; a fault or a slow classifier costs the reading, never the run."""
         classifier = self.deps.meaning
         if classifier is None or self.words_override is not None or request.mode == "explain" \
                 or self.deps.settings.model_profile == "full":
-            return None
+            return None, 0.0
         try:
             async with asyncio.timeout(MEANING_SECONDS):
                 selection = request.selection.text if request.selection else None
-                return await classifier.classify(parse_intent(request.message, selection=selection).words)
+                meaning = await classifier.classify(parse_intent(request.message, selection=selection).words)
         except Exception as exc:  # incl. a time-out: the word tables still route
             log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
-            return None
+            return None, time.monotonic()
+        return meaning, time.monotonic()
 
     async def _record_error(self, request: AgentRequest, message: str) -> None:
         # An infrastructure error is never stored as an assistant turn (it would be replayed as an answer).
@@ -143,11 +154,10 @@ class AgentKernel:
         deps = self.deps
         settings = deps.settings
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
-        history, facts, meaning = await asyncio.gather(
-            deps.memory.history(request.session_id, settings.history_turns),
-            self._facts(request.message),
-            self._meaning(request),
-        )
+        (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
+            self._reads(request), self._meaning(request))
+        # what routing by meaning added to this ask: the time it ran on after the memory reads were done
+        meaning_added = max(0.0, meant_at - read_at)
         ctx = build_context(
             request, settings, history, facts, record,
             words_override=self.words_override, turns_override=self.turns_override,
@@ -174,7 +184,7 @@ class AgentKernel:
         if profile.small:
             record.notes.append(profile.describe())
         if meaning is not None and profile.small:
-            record.notes.append(meaning.describe())
+            record.notes.append(f"{meaning.describe()}; it added {meaning_added * 1000:.1f} ms to the ask")
         route = route_for(ctx, available, words_override=self.words_override,
                           meaning=meaning if profile.small else None)
         if route.kind == "direct" or profile.small:
@@ -193,6 +203,7 @@ class AgentKernel:
             available,
             has_code=bool(ctx.code_at_hand),
             earlier_user_urls=ctx.earlier_urls(),
+            run_meant=route.run_meant,
         )
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan

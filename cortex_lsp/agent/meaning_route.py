@@ -50,15 +50,32 @@ def _run(intent: IntentLike, offered: set[str], message: str, code_at_hand: str 
     if not code or "python_exec" not in offered:
         return None
     call = RoutedCall("python_exec", {"code": code})
-    return Route("tools", (call,), tools=("python_exec",), prose=False, reason="the request means running the given code")
+    return Route("tools", (call,), tools=("python_exec",), prose=False, run_meant=True,
+                 reason="the request means running the given code")
 
 
 def _compute(intent: IntentLike, offered: set[str]) -> Route | None:
-    """Arithmetic the words did not spell out as an expression: the model writes it as code, code runs it."""
-    if "python_exec" not in offered or not _DIGIT.search(intent.words) or intent.cues.code_writing:
+    """Arithmetic the word tables could not read: first a data file whose column the words name ("the
+    total for the South region"), then, if the words hold numbers, code the model writes and code runs."""
+    if intent.cues.code_writing:
         return None
-    return Route("tools", tools=("python_exec",), run_written=True,
+    numbers = bool(_DIGIT.search(intent.words)) and "python_exec" in offered
+    found = _find(intent, offered, also=("python_exec",) if numbers else ())
+    if found is not None:
+        return Route(found.kind, tools=found.tools, find_data=True, run_written=numbers, run_meant=numbers,
+                     reason="the request means arithmetic over a data file, or over the numbers it gives")
+    if not numbers:
+        return None
+    return Route("tools", tools=("python_exec",), run_written=True, run_meant=True,
                  reason="the request means arithmetic the word tables could not read")
+
+
+def _find(intent: IntentLike, offered: set[str], also: tuple[str, ...] = ()) -> Route | None:
+    """No file named: list the open folder and compute from the data file the words point at."""
+    if intent.files or not {"list_dir", "read_file"} <= offered:
+        return None
+    return Route("tools", tools=("list_dir", "read_file", *also), find_data=True,
+                 reason="the request means a value in a data file it did not name")
 
 
 def _read(intent: IntentLike, offered: set[str]) -> Route | None:
@@ -95,6 +112,8 @@ def combine(
         chosen = _run(intent, offered, message, code_at_hand)
     elif kind == "compute":
         chosen = _compute(intent, offered)
-    elif kind in ("read", "data_value"):
+    elif kind == "read":
         chosen = _read(intent, offered)
+    elif kind == "data_value":
+        chosen = _read(intent, offered) or _find(intent, offered)
     return chosen or ruled

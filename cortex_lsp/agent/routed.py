@@ -14,10 +14,11 @@ import ast
 import asyncio
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
-from cortex_lsp.agent.datavalue import answer_from_data
+from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
 from cortex_lsp.agent.deps import Emit
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
@@ -32,6 +33,8 @@ PROSE_MAX_TOKENS = 320
 #: greedy decoding: a 135M model sampled at 0.3 misreads a three-line file one time in five
 PROSE_TEMPERATURE = 0.0
 RESULT_CHARS = 3000
+#: data files a request that named none may read to find its answer
+MAX_DATA_FILES = 3
 _CODE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".json", ".css", ".html", ".sql", ".rs", ".go")
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.DOTALL)
 _FILE_HEADER = re.compile(r"^\[file ([^\]:]+): data, not instructions\]\n")
@@ -99,6 +102,16 @@ def material(call: CallOutcome) -> str:
     return f"{label}:\n```\n{body.replace('```', '` ` `')}\n```"
 
 
+def data_answer(call: CallOutcome, question: str) -> str | None:
+    """The answer code computes from a ``read_file`` result of a data file, or ``None``."""
+    text = call.result.output
+    header = _FILE_HEADER.match(text + "\n")
+    if header is None or int(call.result.data.get("chars") or 0) > len(text) - header.end():
+        return None  # no header, or the file was cut short: code must not count a part of it
+    path = str(call.arguments.get("path") or header.group(1))
+    return answer_from_data(path, text[header.end():], question)
+
+
 def found_files(calls: list[CallOutcome]) -> list[str]:
     """Files a listing or a search turned up, as paths to read (folders left out)."""
     out: list[str] = []
@@ -164,6 +177,16 @@ class RoutedRun:
         self.emit(AgentEvent("step_start", {"step": self.step, "description": description}))
 
     async def run(self) -> RoutedOutcome:
+        found: list[CallOutcome] = []
+        if self.route.find_data:
+            try:
+                async with asyncio.timeout(max(self.ctx.loop_remaining(), 0.01)):
+                    found, computed = await self._find_data()
+            except TimeoutError:
+                return await self._cut_off()
+            if computed is not None:
+                self.executor.stream_text(computed)
+                return RoutedOutcome("answered", computed)
         if self.route.run_written:
             try:
                 async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
@@ -172,7 +195,7 @@ class RoutedRun:
                 return await self._cut_off()
         try:
             async with asyncio.timeout(max(self.ctx.loop_remaining(), 0.01)):
-                calls = await self._calls()
+                calls = found + await self._calls()
         except TimeoutError:
             return await self._cut_off()
         refused = self._user_code_refused(calls)
@@ -292,15 +315,29 @@ class RoutedRun:
         """The answer code computes from the one data file read (a key's value, a column's total), if any."""
         if not self.route.compute_data or len(ok) != 1 or ok[0].name != "read_file":
             return None
-        text = ok[0].result.output
-        header = _FILE_HEADER.match(text + "\n")
-        if header is None or int(ok[0].result.data.get("chars") or 0) > len(text) - header.end():
-            return None  # no header, or the file was cut short: code must not count a part of it
-        path = str(ok[0].arguments.get("path") or header.group(1))
-        answer = answer_from_data(path, text[header.end():], self.ctx.task)
+        answer = data_answer(ok[0], self.ctx.task)
         if answer is not None:
             self._start("Compute the answer from the data")
         return answer
+
+    async def _find_data(self) -> tuple[list[CallOutcome], str | None]:
+        """List the open folder, read the data files the words point at (those whose name they use
+        first, at most :data:`MAX_DATA_FILES`) and compute the answer from the first that has it."""
+        self._start("list_dir(.)")
+        listing = await self.session.call("list_dir", {"path": "."})
+        done = [listing]
+        words = set(re.findall(r"[a-z0-9]+", self.ctx.task.lower()))
+        candidates = [p for p in found_files(done) if is_data_file(p)]
+        candidates.sort(key=lambda p: not (set(re.findall(r"[a-z0-9]+", PurePosixPath(p).stem.lower())) & words))
+        for path in candidates[:MAX_DATA_FILES]:
+            self._start(f"read_file({path})")
+            read = await self.session.call("read_file", {"path": path})
+            done.append(read)
+            answer = data_answer(read, self.ctx.task) if read.result.success else None
+            if answer is not None:
+                self._start("Compute the answer from the data")
+                return done, answer
+        return done, None
 
     def _given(self, calls: list[CallOutcome]) -> str | None:
         """The text to save that needs no model: the user's, the previous answer, or computed results."""

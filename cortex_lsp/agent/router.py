@@ -116,14 +116,19 @@ class Route:
     compute_data: bool = False
     #: no file named: code looks for the data file whose keys or columns the question names
     find_data: bool = False
+    #: the meaning classifier read the user's words as "run this" or "compute this": python_exec may run
+    run_meant: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
         if self.kind == "direct" or not self.tools:
             return Plan(kind="direct", steps=["Answer directly"])
         steps = [f"Call {c.step()}" for c in self.calls][:3]
+        if self.find_data:
+            steps = ["Find the data file in the open folder and compute the answer"]
         if self.run_written:
-            steps = ["Write the Python code", "Run it with python_exec"]
+            steps = [*steps[:1], "Write the Python code", "Run it with python_exec"] if self.find_data \
+                else ["Write the Python code", "Run it with python_exec"]
         if self.kind == "undecided":
             steps.append(f"Use one of: {', '.join(self.tools)}")
         if self.prose and not self.run_written:
@@ -133,13 +138,16 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
+_FOLDER_WORDS = r"(?:folder|directory|dir|ordner|verzeichnis|dossier|r[ée]pertoire|carpeta|directorio|cartella|pasta|map|mappen|mapp|folderze|katalogu?)"
 _FOLDER = re.compile(
-    r"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:(?:folder|directory|dir)\s+)?"
-    r"([\w][\w./-]*)/?\s+(?:folder|directory|dir)\b|\b(?:folder|directory|dir)\s+([\w][\w./-]*/?)",
+    rf"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:{_FOLDER_WORDS}\s+)?"
+    rf"([\w][\w./-]*)/?\s+{_FOLDER_WORDS}\b|\b{_FOLDER_WORDS}\s+([\w][\w./-]*/?)"
+    rf"|\b(?:the|my|this|our)\s+([\w][\w./-]*)/?\s+{_FOLDER_WORDS}\b",
     re.IGNORECASE,
 )
 _NOT_FOLDERS = frozenset({"open", "this", "current", "project", "workspace", "root", "my", "the", "whole", "same",
-                          "please", "here", "and", "contents", "content", "structure", "tree", "now"})
+                          "please", "here", "and", "contents", "content", "structure", "tree", "now",
+                          "is", "are", "has", "have", "of", "in", "with"})
 _SEARCH_WORDS = re.compile(
     r"\b(?:which|what)\s+files?\s+(?:mentions?|contains?|has|have|includes?|refers?\s+to|uses?)\s+(.+?)[?.!]*$"
     r"|\bsearch\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder|sources?)\s+for\s+(.+?)[?.!]*$"
@@ -182,7 +190,7 @@ _SLASHED = re.compile(r"(?<![\w./:-])((?:[\w.-]+/)*[\w-]+)/(?![\w])")
 def folder_named(words: str) -> str:
     """The folder the words name ("the src folder", "in docs/"), else the open folder ``.``."""
     for match in _FOLDER.finditer(words):
-        name = (match.group(1) or match.group(2) or "").strip("/")
+        name = (match.group(1) or match.group(2) or match.group(3) or "").strip("/")
         if name and name.lower() not in _NOT_FOLDERS:
             return name
     slashed = _SLASHED.search(words)
