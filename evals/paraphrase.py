@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import datetime as dt
 import os
+import re
 import statistics
 import sys
 import time
@@ -193,6 +194,9 @@ def mechanics_ok(rc: RouteCase, outcome: CaseOutcome) -> tuple[bool, str]:
 def render_full(cases: list[RouteCase], outcomes: list[CaseOutcome], info: str, wall: float) -> str:
     by_id = {o.case.id: o for o in outcomes}
     rows = []
+    elapsed: list[float] = []
+    classify: list[float] = []
+    added: list[float] = []
     for rc in cases:
         outcome = by_id[rc.id]
         ok, got = mechanics_ok(rc, outcome)
@@ -200,12 +204,26 @@ def render_full(cases: list[RouteCase], outcomes: list[CaseOutcome], info: str, 
         answer = outcome.turns[0].answer if outcome.turns else outcome.crashed
         knows = rc.expect.lower() in answer.lower()
         rows.append((rc, ok, got, seconds, answer, knows))
+        result = (outcome.turns[0].result or {}) if outcome.turns else {}
+        if result.get("elapsed_ms") is not None:
+            elapsed.append(float(result["elapsed_ms"]) / 1000)
+        for note in result.get("notes") or []:
+            found = re.search(r"meaning: .*?, ([\d.]+) ms; it added ([\d.]+) ms", str(note))
+            if found:
+                classify.append(float(found.group(1)))
+                added.append(float(found.group(2)))
     right = sum(r[1] for r in rows)
     direct = [r for r in rows if r[0].route == "direct"]
     lines = [f"# Paraphrase set through the server: {info}", "",
              f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC}; {machine()}; wall {wall / 60:.1f} min",
              f"- mechanics: **{right}/{len(rows)} ({100 * right / len(rows):.0f}%)**; "
              f"median {statistics.median(r[3] for r in rows):.1f} s per ask",
+             f"- server-side run time (the ask once the server is up, as ``elapsed_ms``): median "
+             f"{statistics.median(elapsed) if elapsed else 0:.2f} s",
+             f"- the meaning classifier: median {statistics.median(classify) if classify else 0:.1f} ms per ask; "
+             f"time it ran on after the memory reads (what it added): median "
+             f"{statistics.median(added) if added else 0:.1f} ms, max {max(added) if added else 0:.1f} ms "
+             "(each case is the first ask of a fresh server)",
              f"- direct answers with the expected word (the model's knowledge, not scored above): "
              f"{sum(r[5] for r in direct)}/{len(direct)}", "",
              "## Per route", "", "| route | mechanics | median s |", "|---|---:|---:|"]
@@ -233,12 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--limit", type=int, help="at most N cases per set")
+    p.add_argument("--case", action="append", default=[], help="a case id (repeatable)")
     p.add_argument("--out", type=Path, help="the report (default evals/results/paraphrase-<set>-<date>.md)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     sources = args.tsv or sorted(HERE.glob("*.tsv"))
     stamp = dt.datetime.now(dt.UTC)
     for source in sources:
-        cases = load(source)[: args.limit]
+        cases = [c for c in load(source) if not args.case or c.id in args.case][: args.limit]
         kind = "routing" if args.routing_only else args.backend
         out = args.out or HERE.parent / "results" / f"paraphrase-{source.stem}-{kind}-{stamp:%Y-%m-%d}.md"
         if args.routing_only:

@@ -204,7 +204,7 @@ def _table_answer(whole: _Table, question: list[str], raw: str) -> str | None:
             mean = sum(values) / len(values)
             return (f"The average {target}{scope} in {table.path} is {_fmt(round(mean, 2))} "
                     f"(({_terms(values)}) / {len(values)}).")
-        if _TOTAL.search(raw) or (scope and not (_MAX.search(raw) or _MIN.search(raw))):
+        if _TOTAL.search(raw):
             return f"The total {target}{scope} in {table.path} is {_fmt(sum(values))} ({_terms(values)})."
         for pattern, pick, word in ((_MAX, max, "highest"), (_MIN, min, "lowest")):
             if pattern.search(raw):

@@ -17,9 +17,13 @@ write still needs the user's words (it grants nothing).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import logging
+import os
 import re
 import threading
 import time
+from pathlib import Path
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,6 +37,15 @@ MIN_MARGIN = 0.02
 #: the request text the classifier reads (the encoder truncates at 256 tokens anyway)
 MAX_CHARS = 600
 UNSURE = "direct"
+#: bump when :func:`request_shape` changes: cached centroids of the old shapes are then not used
+SHAPE_VERSION = 1
+
+log = logging.getLogger("cortex.agent")
+
+
+def default_cache_dir() -> Path:
+    """Where route centroids are cached: ``$XDG_CACHE_HOME/cortex-lsp`` (else ``~/.cache/cortex-lsp``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cortex-lsp"
 
 
 _FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
@@ -101,6 +114,7 @@ class MeaningClassifier:
         *,
         min_score: float = MIN_SCORE,
         min_margin: float = MIN_MARGIN,
+        cache_dir: Path | None = None,
     ) -> None:
         if len(examples) < 2 or any(not texts for texts in examples.values()):
             raise ValueError("examples: at least two routes, each with at least one example")
@@ -108,6 +122,7 @@ class MeaningClassifier:
         self.examples = {label: tuple(texts) for label, texts in examples.items()}
         self.min_score = min_score
         self.min_margin = min_margin
+        self.cache_dir = cache_dir
         self._lock = threading.Lock()
         self._centroids: Any = None
         self._labels: tuple[str, ...] = ()
@@ -117,29 +132,77 @@ class MeaningClassifier:
         return self._centroids is not None
 
     def prepare(self) -> None:
-        """Embed the examples and keep each route's unit centroid (once; later calls return at once)."""
+        """Embed the examples and keep each route's unit centroid (once; later calls return at once).
+        With a ``cache_dir`` the centroids are read from (and written to) a file keyed by the embedder,
+        the examples and the shape rules, so a new server embeds nothing."""
         if self._centroids is not None:
             return
-        import numpy as np
-
         with self._lock:
             if self._centroids is not None:
                 return
             labels = tuple(self.examples)
-            texts = [request_shape(t) for label in labels for t in self.examples[label]]
-            vectors = np.asarray(self.embedder.embed_sync(texts), dtype=np.float32)
-            rows, start = [], 0
-            for label in labels:
-                end = start + len(self.examples[label])
-                mean = vectors[start:end].mean(axis=0)
-                rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
-                start = end
+            centroids = self._cached(labels)
+            if centroids is None:
+                centroids = self._embed_centroids(labels)
+                self._store(centroids)
             self._labels = labels
-            self._centroids = np.stack(rows)
+            self._centroids = centroids
+
+    def _embed_centroids(self, labels: tuple[str, ...]) -> Any:
+        import numpy as np
+
+        texts = [request_shape(t) for label in labels for t in self.examples[label]]
+        vectors = np.asarray(self.embedder.embed_sync(texts), dtype=np.float32)
+        rows, start = [], 0
+        for label in labels:
+            end = start + len(self.examples[label])
+            mean = vectors[start:end].mean(axis=0)
+            rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+            start = end
+        return np.stack(rows)
+
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        key = hashlib.sha256(repr((self.embedder.name, SHAPE_VERSION, sorted(self.examples.items()))).encode())
+        return self.cache_dir / f"route-centroids-{key.hexdigest()[:24]}.npy"
+
+    def _cached(self, labels: tuple[str, ...]) -> Any:
+        import numpy as np
+
+        path = self._cache_file()
+        if path is None:
+            return None
+        try:
+            centroids = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        return centroids if centroids.shape[0] == len(labels) and centroids.ndim == 2 else None
+
+    def _store(self, centroids: Any) -> None:
+        import numpy as np
+
+        path = self._cache_file()
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with tmp.open("wb") as handle:
+                np.save(handle, centroids, allow_pickle=False)
+            tmp.replace(path)
+        except OSError as exc:
+            log.warning("could not cache the route centroids: %s", exc)
+
+    def load(self) -> None:
+        """:meth:`prepare`, and one embedding run (a cached matrix needs no embedding: this loads the
+        session and makes its first, slowest run)."""
+        self.prepare()
+        self.embedder.embed_sync(["warm up"])  # the session's first run allocates: not on the first ask
 
     async def warm(self) -> None:
-        """:meth:`prepare` in a worker thread."""
-        await asyncio.to_thread(self.prepare)
+        """:meth:`load` in a worker thread."""
+        await asyncio.to_thread(self.load)
 
     def classify_sync(self, text: str) -> Meaning:
         """Classify ``text`` in this thread (embeds the examples first if not done yet)."""
@@ -161,11 +224,13 @@ class MeaningClassifier:
         return await asyncio.to_thread(self.classify_sync, text)
 
 
-def packaged_classifier() -> MeaningClassifier | None:
+def packaged_classifier(cache_dir: Path | None = None) -> MeaningClassifier | None:
     """A classifier over its own single-thread session of the packaged ONNX embedder (one short
     sentence runs fastest on one thread, and memory's embeddings never wait for it); ``None`` when the
     embedder is not installed."""
     from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder_files
 
     files = packaged_embedder_files()
-    return MeaningClassifier(OnnxEmbedder(files, threads=1)) if files is not None else None
+    if files is None:
+        return None
+    return MeaningClassifier(OnnxEmbedder(files, threads=1), cache_dir=cache_dir)

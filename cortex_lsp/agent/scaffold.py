@@ -57,12 +57,14 @@ class Scrubber:
         hold = len(buffer)
         last_space = max(buffer.rfind(" "), buffer.rfind("\n"))
         if last_space >= 0:
-            hold = last_space + 1  # the last word may still be growing into a marker
+            hold = last_space  # the last word (and the space before it) may still grow into a marker
         else:
             hold = 0
         start = _STARTS.search(buffer, max(0, len(buffer) - HOLD_CHARS))
         if start is not None:
             hold = min(hold, start.start())
+        while hold > 0 and buffer[hold - 1] in " \t":
+            hold -= 1  # a marker may take the space before it
         out, self._buffer = buffer[:hold], buffer[hold:]
         return out
 

@@ -42,9 +42,9 @@ def meaning_classifier(ls: CortexServer) -> MeaningClassifier | None:
     """The request classifier of a small model's router, created on first use (nothing is loaded yet)."""
     slot = ls.service("meaning")
     if slot is None:
-        from cortex_lsp.agent.meaning import packaged_classifier
+        from cortex_lsp.agent.meaning import default_cache_dir, packaged_classifier
 
-        slot = _MeaningSlot(packaged_classifier())
+        slot = _MeaningSlot(packaged_classifier(default_cache_dir()))
         ls.set_service("meaning", slot)
     return slot.classifier  # type: ignore[no-any-return]
 

@@ -82,7 +82,11 @@ def landlock_clause() -> str:
 
 def worker_command(parent_pid: int | None = None) -> list[str]:
     """The Python command of a worker (without any isolation wrapper)."""
-    argv = [sys.executable, "-I", "-B", "-c", "from cortex_lsp.tools.sandbox.worker import main; main()"]
+    # the worker imports the same cortex_lsp as this process (a checkout run with PYTHONPATH, which -I ignores,
+    # would otherwise import the installed copy, or none inside bubblewrap, which binds only this package)
+    home = str(Path(__file__).resolve().parents[3])
+    argv = [sys.executable, "-I", "-B", "-c",
+            f"import sys; sys.path.insert(0, {home!r}); from cortex_lsp.tools.sandbox.worker import main; main()"]
     if parent_pid is not None:
         argv += ["--parent-pid", str(parent_pid)]
     return argv
