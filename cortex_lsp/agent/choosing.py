@@ -37,7 +37,7 @@ def route_for(ctx: RunContext, available: list[str], *, words_override: str | No
         meaning = None  # it read "try again", not the request routed again
     intent = read_intent(source, selection=selection)
     ruled = route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
-    return combine(ruled, meaning, intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
+    return combine(ruled, meaning, intent, message=source, available=available)
 
 
 def routed_plan(decided: Route, profile: ModelProfile) -> tuple[Plan, list[str]]:

@@ -60,8 +60,9 @@ DIRECT_MAX_TOKENS = 320
 #: and greedy: sampling makes a 135M model's facts and readings worse
 SMALL_TEMPERATURE = 0.0
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
-#: the classifier's limit (its first call embeds the examples, if the warm-up has not)
-MEANING_SECONDS = 5.0
+#: the classifier's limit: one embedding once warm; the first ask of a new server may wait for the
+#: warm-up to finish loading it, else the word tables route alone
+MEANING_SECONDS = 2.0
 
 
 class AgentKernel:

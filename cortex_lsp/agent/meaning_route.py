@@ -27,17 +27,31 @@ from cortex_lsp.agent.router import (
 from cortex_lsp.agent.runnability import inline_code
 
 _DIGIT = re.compile(r"\d")
+#: the words must point at a folder or its files for a listing (the folder slot)...
+_LISTING = re.compile(
+    r"\b(?:files?|folders?|director(?:y|ies)|dirs?|project|repo(?:sitory)?|workspace|here|tree|structure|ls|"
+    r"dateien|ordner|verzeichnis|projekt|fichiers?|dossier|r[ée]pertoire|projet|archivos|carpeta|proyecto|"
+    r"cartella|progetto|arquivos|pasta|projeto|bestanden|map|mappen?|filer|mapp|projektet|pliki|folderze|katalog)\b",
+    re.IGNORECASE,
+)
+#: ...and at the documents for a document search (the corpus slot)
+_DOCUMENTS = re.compile(
+    r"\b(?:docs?|document\w*|dokument\w*|documenta\w*|doku\w*|guides?|handbook|manual|readme|wiki|notes|"
+    r"knowledge\s+base|instructions|how-?tos?)\b",
+    re.IGNORECASE,
+)
+_FENCED = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def _list(intent: IntentLike, offered: set[str]) -> Route | None:
-    if "list_dir" not in offered:
+    if "list_dir" not in offered or not (_LISTING.search(intent.words) or folder_named(intent.words) != "."):
         return None
     call = RoutedCall("list_dir", {"path": folder_named(intent.words)})
     return Route("tools", (call,), tools=("list_dir",), prose=False, reason="the request means a folder listing")
 
 
 def _docs(intent: IntentLike, offered: set[str]) -> Route | None:
-    if "doc_search" not in offered:
+    if "doc_search" not in offered or not _DOCUMENTS.search(intent.words):
         return None
     query = doc_query(intent.words)
     call = RoutedCall("doc_search", {"action": "search", "query": query, "top_k": DOC_TOP_K})
@@ -45,11 +59,15 @@ def _docs(intent: IntentLike, offered: set[str]) -> Route | None:
                  reason="the request means a search of the documents")
 
 
-def _run(intent: IntentLike, offered: set[str], message: str, code_at_hand: str | None) -> Route | None:
-    code = intent.code or code_at_hand or inline_code(message)
-    if not code or "python_exec" not in offered:
+def _run(intent: IntentLike, offered: set[str], message: str) -> Route | None:
+    """Run code the user typed in this message (fenced or inline); a selection is never run on meaning
+    alone ("find the bug in the selected function" is no request to run it), nor code to be fixed."""
+    code = _FENCED.search(message)
+    typed = code.group(1) if code else inline_code(message)
+    if not typed or not typed.strip() or "python_exec" not in offered or intent.cues.code_writing:
         return None
-    call = RoutedCall("python_exec", {"code": code})
+    code_text = typed
+    call = RoutedCall("python_exec", {"code": code_text})
     return Route("tools", (call,), tools=("python_exec",), prose=False, run_meant=True,
                  reason="the request means running the given code")
 
@@ -71,10 +89,11 @@ def _compute(intent: IntentLike, offered: set[str]) -> Route | None:
 
 
 def _find(intent: IntentLike, offered: set[str], also: tuple[str, ...] = ()) -> Route | None:
-    """No file named: list the open folder and compute from the data file the words point at."""
-    if intent.files or not {"list_dir", "read_file"} <= offered:
+    """No file named: code looks for a data file in the open folder that answers the words (if none
+    does, no tool runs for it)."""
+    if intent.files or "read_file" not in offered:
         return None
-    return Route("tools", tools=("list_dir", "read_file", *also), find_data=True,
+    return Route("tools", tools=("read_file", *also), find_data=True,
                  reason="the request means a value in a data file it did not name")
 
 
@@ -94,11 +113,13 @@ def combine(
     *,
     message: str,
     available: Sequence[str],
-    code_at_hand: str | None = None,
 ) -> Route:
     """The route to take: the word tables' where they made calls (or a write), else the meaning's."""
     if meaning is None or not meaning.sure:
         return ruled
+    if meaning.route == "run_code" and ruled.calls and all(c.tool == "calculator" for c in ruled.calls):
+        # "run print(3 ** 4)": the code the user typed runs, its arithmetic is not lifted out of it
+        return _run(intent, set(available), message) or ruled
     if ruled.kind == "tools" or ruled.save_to:
         return ruled
     offered = set(available)
@@ -109,7 +130,7 @@ def combine(
     elif kind == "doc_search":
         chosen = _docs(intent, offered)
     elif kind == "run_code":
-        chosen = _run(intent, offered, message, code_at_hand)
+        chosen = _run(intent, offered, message)
     elif kind == "compute":
         chosen = _compute(intent, offered)
     elif kind == "read":

@@ -14,7 +14,7 @@ import ast
 import asyncio
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path
 
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
@@ -33,8 +33,9 @@ PROSE_MAX_TOKENS = 320
 #: greedy decoding: a 135M model sampled at 0.3 misreads a three-line file one time in five
 PROSE_TEMPERATURE = 0.0
 RESULT_CHARS = 3000
-#: data files a request that named none may read to find its answer
-MAX_DATA_FILES = 3
+#: data files (at most, and how big) code looks at for a request that named none
+MAX_DATA_FILES = 8
+PEEK_BYTES = 64 * 1024
 _CODE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".json", ".css", ".html", ".sql", ".rs", ".go")
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.DOTALL)
 _FILE_HEADER = re.compile(r"^\[file ([^\]:]+): data, not instructions\]\n")
@@ -112,6 +113,25 @@ def data_answer(call: CallOutcome, question: str) -> str | None:
     return answer_from_data(path, text[header.end():], question)
 
 
+def peek_data_files(root: Path) -> list[tuple[str, str]]:
+    """The small data files at the top of the open folder, as (name, text): what code looks at to
+    decide which file answers a request that named none (hidden files and big files left out)."""
+    out: list[tuple[str, str]] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.name.startswith(".") or not is_data_file(entry.name) or len(out) >= MAX_DATA_FILES:
+            continue
+        try:
+            if entry.is_file() and not entry.is_symlink() and entry.stat().st_size <= PEEK_BYTES:
+                out.append((entry.name, entry.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return out
+
+
 def found_files(calls: list[CallOutcome]) -> list[str]:
     """Files a listing or a search turned up, as paths to read (folders left out)."""
     out: list[str] = []
@@ -187,6 +207,12 @@ class RoutedRun:
             if computed is not None:
                 self.executor.stream_text(computed)
                 return RoutedOutcome("answered", computed)
+            if not found and not self.route.run_written:
+                try:
+                    async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
+                        return RoutedOutcome("answered", await self._direct())
+                except TimeoutError:
+                    return await self._cut_off()
         if self.route.run_written:
             try:
                 async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
@@ -321,23 +347,25 @@ class RoutedRun:
         return answer
 
     async def _find_data(self) -> tuple[list[CallOutcome], str | None]:
-        """List the open folder, read the data files the words point at (those whose name they use
-        first, at most :data:`MAX_DATA_FILES`) and compute the answer from the first that has it."""
-        self._start("list_dir(.)")
-        listing = await self.session.call("list_dir", {"path": "."})
-        done = [listing]
-        words = set(re.findall(r"[a-z0-9]+", self.ctx.task.lower()))
-        candidates = [p for p in found_files(done) if is_data_file(p)]
-        candidates.sort(key=lambda p: not (set(re.findall(r"[a-z0-9]+", PurePosixPath(p).stem.lower())) & words))
-        for path in candidates[:MAX_DATA_FILES]:
-            self._start(f"read_file({path})")
-            read = await self.session.call("read_file", {"path": path})
-            done.append(read)
+        """A data file in the open folder that answers the request (code looks without a tool call);
+        then ``read_file`` of it, through every guard, and the answer computed from what the tool read."""
+        roots = self.session.context.workspace.roots
+        for name, text in await asyncio.to_thread(peek_data_files, roots[0]) if roots else []:
+            if answer_from_data(name, text, self.ctx.task) is None:
+                continue
+            self._start(f"read_file({name})")
+            read = await self.session.call("read_file", {"path": name})
             answer = data_answer(read, self.ctx.task) if read.result.success else None
             if answer is not None:
                 self._start("Compute the answer from the data")
-                return done, answer
-        return done, None
+            return [read], answer
+        return [], None
+
+    async def _direct(self) -> str:
+        """No data file answered and there is nothing to compute: the model answers directly."""
+        self._start("Answer directly")
+        return await self.executor.answer(small_direct_messages(self.ctx), max_tokens=PROSE_MAX_TOKENS,
+                                          temperature=PROSE_TEMPERATURE)
 
     def _given(self, calls: list[CallOutcome]) -> str | None:
         """The text to save that needs no model: the user's, the previous answer, or computed results."""
