@@ -34,11 +34,13 @@ _TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd\s+up\b|\baltogether\b|\bin\s+all\b
                     r"|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
                       r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)
-_MAX = re.compile(r"\b(?:highest|largest|biggest|max(?:imum)?|most|top|greatest|best|höchste|plus\s+grand|mayor)\b", re.I)
+_MAX = re.compile(r"\b(?:highest|largest|biggest|max(?:imum)?|most|top|greatest|best|höchste|plus\s+grand|mayor)\b",
+                  re.I)
 _MIN = re.compile(r"\b(?:lowest|smallest|min(?:imum)?|least|fewest|worst|cheapest|kleinste|plus\s+petit|menor)\b", re.I)
 _ROWS = re.compile(r"\b(?:rows?|entries|entry|records?|lines?|items?|people|persons?|users?|customers?)\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
-_ABOVE = re.compile(r"\b(?:above|over|more\s+than|greater\s+than|higher\s+than|at\s+least|>=?)\s*(-?\d+(?:\.\d+)?)", re.I)
+_ABOVE = re.compile(r"\b(?:above|over|more\s+than|greater\s+than|higher\s+than|at\s+least|>=?)\s*(-?\d+(?:\.\d+)?)",
+                    re.I)
 _BELOW = re.compile(r"\b(?:below|under|less\s+than|lower\s+than|at\s+most|<=?)\s*(-?\d+(?:\.\d+)?)", re.I)
 
 
@@ -188,9 +190,9 @@ def _table_answer(whole: _Table, question: list[str], raw: str) -> str | None:
     if _COUNT.search(raw) and not scope:
         column = next((c for c in named if c not in numeric), None)
         if column is not None and not _ROWS.search(raw.split(column)[0][-12:] if column in raw else ""):
-            values = list(dict.fromkeys(r.get(column, "") for r in table.rows if r.get(column)))
-            listed = ", ".join(values[:SHOWN_VALUES]) + (", …" if len(values) > SHOWN_VALUES else "")
-            return (f"{table.path} has {len(values)} different {column} value{'s' if len(values) != 1 else ''}:"
+            distinct = list(dict.fromkeys(r.get(column, "") for r in table.rows if r.get(column)))
+            listed = ", ".join(distinct[:SHOWN_VALUES]) + (", …" if len(distinct) > SHOWN_VALUES else "")
+            return (f"{table.path} has {len(distinct)} different {column} value{'s' if len(distinct) != 1 else ''}:"
                     f" {listed} ({rows} row{'s' if rows != 1 else ''}).")
         if column is None and not named:
             return f"{table.path} has {rows} row{'s' if rows != 1 else ''} (not counting the header)."

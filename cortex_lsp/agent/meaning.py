@@ -23,9 +23,9 @@ import os
 import re
 import threading
 import time
-from pathlib import Path
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from cortex_lsp.agent.route_examples import ROUTE_EXAMPLES

@@ -138,7 +138,8 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
-_FOLDER_WORDS = r"(?:folder|directory|dir|ordner|verzeichnis|dossier|r[ée]pertoire|carpeta|directorio|cartella|pasta|map|mappen|mapp|folderze|katalogu?)"
+_FOLDER_WORDS = (r"(?:folder|directory|dir|ordner|verzeichnis|dossier|r[ée]pertoire|carpeta|directorio|cartella|pasta|"
+                 r"map|mappen|mapp|folderze|katalogu?)")
 _FOLDER = re.compile(
     rf"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:{_FOLDER_WORDS}\s+)?"
     rf"([\w][\w./-]*)/?\s+{_FOLDER_WORDS}\b|\b{_FOLDER_WORDS}\s+([\w][\w./-]*/?)"

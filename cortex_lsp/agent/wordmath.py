@@ -60,16 +60,21 @@ _EACH = re.compile(
     rf"\s+(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|[a-z][\w-]*\s+)?(?:[a-z][\w-]*\s+)?(?:each|apiece|per\s+\w+|a\s+piece)\b",
     re.I,
 )
-_SPLIT = re.compile(rf"\b(?:split|divide|share)\s+(?:[$€£]\s*)?{_NUM}\s*(?:[a-z]+\s+)?(?:between|among|by)\s+{_NUM}", re.I)
+_SPLIT = re.compile(rf"\b(?:split|divide|share)\s+(?:[$€£]\s*)?{_NUM}\s*(?:[a-z]+\s+)?(?:between|among|by)\s+{_NUM}",
+                    re.I)
 _PERCENT_OF_WHAT = re.compile(rf"\bwhat\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}\s+is\s+{_NUM}", re.I)
 _IS_WHAT_PERCENT = re.compile(rf"{_NUM}\s+(?:is|are)\s+what\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}", re.I)
-_OFF = re.compile(rf"{_NUM}\s*(?:[$€£]|\w+)?\s+(?:with|at|and|is)\s+(?:a\s+)?{_NUM}\s*(?:%|percent)\s+(?:off|discount)", re.I)
-_OFF_BEFORE = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:off|discount)\s+(?:on|of|from|for)?\s*(?:[$€£]\s*)?{_NUM}", re.I)
+_OFF = re.compile(
+    rf"{_NUM}\s*(?:[$€£]|\w+)?\s+(?:with|at|and|is)\s+(?:a\s+)?{_NUM}\s*(?:%|percent)\s+(?:off|discount)", re.I)
+_OFF_BEFORE = re.compile(
+    rf"{_NUM}\s*(?:%|percent)\s+(?:off|discount)\s+(?:on|of|from|for)?\s*(?:[$€£]\s*)?{_NUM}", re.I)
 _GROUPS_OF = re.compile(rf"{_NUM}\s+([a-z][\w-]*)\s+of\s+{_NUM}\s+[a-z][\w-]*", re.I)
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\btotal\b|\bin\s+all\b|\baltogether\b|\bcombined\b", re.I)
 _EACH_FIRST = re.compile(
-    rf"(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|euros?|dollars?|pounds?)?\s+(?:each|apiece|a\s+piece)\b[^.?!\d]*?\b{_NUM}\b", re.I)
-_TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|increase|surcharge)\s+(?:on|of|for)\s+(?:a\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
+    rf"(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|euros?|dollars?|pounds?)?\s+(?:each|apiece|a\s+piece)\b[^.?!\d]*?\b{_NUM}\b",
+    re.I)
+_TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|increase|surcharge)\s+"
+                  rf"(?:on|of|for)\s+(?:a\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
 _MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
                 "use", "used", "remove", "take")
 
