@@ -250,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=["embedded", "ollama", "openai"], default="embedded")
     p.add_argument("--model", default="")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--cold", action="store_true",
+                   help="ask at once (default: each case waits for its server's warm-up, as an editor opened "
+                        "before the question would)")
     p.add_argument("--limit", type=int, help="at most N cases per set")
     p.add_argument("--case", action="append", default=[], help="a case id (repeatable)")
     p.add_argument("--out", type=Path, help="the report (default evals/results/paraphrase-<set>-<date>.md)")
@@ -268,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             files = workspace_files()
             work = Path(f"/tmp/cortex-paraphrase-{stamp:%Y%m%d-%H%M%S}")
-            config = RunConfig(backend=args.backend, model=args.model, work_dir=work)
+            config = RunConfig(backend=args.backend, model=args.model, work_dir=work, wait_warm=not args.cold)
             began = time.monotonic()
 
             def done(o: CaseOutcome) -> None:

@@ -1,7 +1,6 @@
 """The billing service's web app."""
 
 from flask import Flask, jsonify
-
 from utils import parse_date
 
 app = Flask(__name__)
