@@ -4,6 +4,8 @@ without the prompt's scaffolding. The scripted model is hostile: asked for prose
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from cortex_lsp.agent.meaning import packaged_classifier
 from cortex_lsp.agent.prompts import ROLE_CONTENT, ROLE_DIRECT, ROLE_PROSE
 from cortex_lsp.models.onnx_embedder import embedder_unavailable_reason
-from tests.lsp_harness import ask, lsp_session
+from tests.lsp_harness import CortexClient, ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
 
 SALES = "region,month,amount\nNorth,Jan,120\nSouth,Jan,340\nEast,Jan,95\nWest,Jan,410\nNorth,Feb,230\nSouth,Feb,180\n"
@@ -33,7 +35,16 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def small(cache: Path) -> dict[str, str]:
-    return {"CORTEX_MODEL_PROFILE": "small", "XDG_CACHE_HOME": str(cache)}
+    return {"CORTEX_MODEL_PROFILE": "small", "XDG_CACHE_HOME": str(cache), "CORTEX_LOG_LEVEL": "INFO"}
+
+
+async def warmed(client: CortexClient, timeout: float = 120.0) -> None:
+    """Wait for the server's warm-up (the classifier loaded), as an editor opened before the question:
+    a first ask on a loaded machine may otherwise pass the classifier's time limit and route by words."""
+    deadline = time.monotonic() + timeout
+    while not any("warm-up done" in e.message for e in client.log_messages):
+        assert time.monotonic() < deadline, "no warm-up report in the log"
+        await asyncio.sleep(0.05)
 
 
 def asked(model: ScriptedModelServer, role: str) -> int:
@@ -48,6 +59,7 @@ async def test_a_csv_total_and_a_data_question_naming_no_file_are_computed(
     (tmp_path / "ws" / "sales.csv").write_text(SALES, encoding="utf-8")
     (tmp_path / "ws" / "notes.md").write_text("nothing here\n", encoding="utf-8")
     async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
         total = await ask(client, "What's the total amount in sales.csv?")
         average = await ask(client, "avg amount across all sales pls")
     assert "1375" in total["answer"] and "120 + 340 + 95 + 410 + 230 + 180" in total["answer"]
@@ -66,6 +78,7 @@ async def test_a_folder_overview_and_code_without_a_fence(
     (tmp_path / "ws" / "src" / "main.py").write_text("print('hi')\n", encoding="utf-8")
     (tmp_path / "ws" / "src" / "db.py").write_text("URL = 'x'\n", encoding="utf-8")
     async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
         listing = await ask(client, "give me a quick overview of what's in the src folder")
         ran = await ask(client, "Run this Python code: print(sum(range(101)))")
     assert [(c["tool"], c["arguments"]) for c in listing["tool_calls"]] == [("list_dir", {"path": "src"})]
@@ -81,6 +94,7 @@ async def test_given_content_is_written_verbatim_whatever_the_model_says(
     model.on(Reply(content="I'm ready to help. What's the file you're working with?"), contains=ROLE_CONTENT)
     model.default = WRONG
     async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
         await ask(client, "jot down 'call the plumber at 5' in reminders.txt")
         await ask(client, "make a file called shopping.md with milk, eggs and bread in it")
     assert (tmp_path / "ws" / "reminders.txt").read_text(encoding="utf-8").strip() == "call the plumber at 5"
@@ -96,6 +110,7 @@ async def test_echoed_prompt_markers_never_reach_the_user(
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "notes.md").write_text("# Team\nOwner: Priya.\n", encoding="utf-8")
     async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
         result = await ask(client, "Read notes.md and tell me who the owner is")
         streamed = "".join(e["data"]["value"] for e in client.rec.events[result["run_id"]] if e["type"] == "token")
     assert asked(model, ROLE_PROSE) == 1, "the model was asked (and echoed the markers)"
