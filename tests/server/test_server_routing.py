@@ -38,10 +38,13 @@ def small(cache: Path) -> dict[str, str]:
     return {"CORTEX_MODEL_PROFILE": "small", "XDG_CACHE_HOME": str(cache), "CORTEX_LOG_LEVEL": "INFO"}
 
 
-async def warmed(client: CortexClient, timeout: float = 120.0) -> None:
+WARM_SECONDS = 120.0
+
+
+async def warmed(client: CortexClient) -> None:
     """Wait for the server's warm-up (the classifier loaded), as an editor opened before the question:
     a first ask on a loaded machine may otherwise pass the classifier's time limit and route by words."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + WARM_SECONDS
     while not any("warm-up done" in e.message for e in client.log_messages):
         assert time.monotonic() < deadline, "no warm-up report in the log"
         await asyncio.sleep(0.05)
