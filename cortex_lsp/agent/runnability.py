@@ -257,9 +257,10 @@ def _is_code(candidate: str) -> bool:
     if not tree.body:
         return False
     first = tree.body[0]
-    # "python: sorted(x)" parses as an annotation and "hello" as a name: words, not code
+    # "python: sorted(x)" parses as an annotation, "hello" as a name and a quoted sentence as a string
     return not ((isinstance(first, ast.AnnAssign) and first.value is None) or
-                (len(tree.body) == 1 and isinstance(first, ast.Expr) and isinstance(first.value, ast.Name)))
+                (len(tree.body) == 1 and isinstance(first, ast.Expr)
+                 and isinstance(first.value, ast.Name | ast.Constant)))
 
 
 def inline_code(message: str) -> str | None:
