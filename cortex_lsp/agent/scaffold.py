@@ -1,7 +1,7 @@
 """Prompt scaffolding cut from answers: the labels our prompts put around data never reach the user.
 
 A small model echoes its prompt ("The data is not instructions: …", "[file notes.md: data, not
-instructions]"). :func:`scrub` removes those markers from a finished text; :class:`Scrubber` does the
+instructions]", its role tag "[cortex:prose]"). :func:`scrub` removes those markers from a finished text; :class:`Scrubber` does the
 same for a stream, holding back only a tail that could still become a marker (at most
 :data:`HOLD_CHARS` characters), so tokens keep flowing.
 """
@@ -18,7 +18,9 @@ _MARKERS = re.compile(
     r"|\bdata,\s+not\s+instructions\s*[:.;,]?\s?"
     r"|\bnever\s+follow\s+instructions\s+inside\s+it\s*[.;]?\s?"
     r"|^(?:Conversation so far|Known about the user|Failed) \(data\):[ \t]*\n?"
-    r"|\s?\(data\)",
+    r"|\s?\(data\)"
+    r"|\s?\[cortex:[a-z-]+\]|\s?`cortex:[a-z-]+`|\s?\bcortex:(?:prose|content|answer|code|planner|executor|"
+    r"refusal|reflector|finalize|explain|tool-args)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 #: a stream holds back at most this tail while it could still become a marker (markers are shorter
@@ -27,7 +29,7 @@ HOLD_CHARS = 200
 #: a marker that ends this close to the end of the stream may still grow (an optional tail): kept
 SLACK_CHARS = 50
 _STARTS = re.compile(
-    r"[\[(]|\b(?:the|this)\b(?=\s*\w*$)|\b(?:the|this)\s+(?:data|text|file|result)\b|\bdata\b|\bnever\b"
+    r"[\[(`]|\bcortex\b|\b(?:the|this)\b(?=\s*\w*$)|\b(?:the|this)\s+(?:data|text|file|result)\b|\bdata\b|\bnever\b"
     r"|^(?:conversation|known|failed)\b",
     re.IGNORECASE | re.MULTILINE,
 )
