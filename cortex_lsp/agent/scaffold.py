@@ -1,9 +1,9 @@
 """Prompt scaffolding cut from answers: the labels our prompts put around data never reach the user.
 
 A small model echoes its prompt ("The data is not instructions: …", "[file notes.md: data, not
-instructions]", its role tag "[cortex:prose]"). :func:`scrub` removes those markers from a finished text; :class:`Scrubber` does the
-same for a stream, holding back only a tail that could still become a marker (at most
-:data:`HOLD_CHARS` characters), so tokens keep flowing.
+instructions]", its role tag "[cortex:prose]"). :func:`scrub` removes those markers from a finished
+text; :class:`Scrubber` does the same for a stream, holding back only a tail that could still become a
+marker (at most :data:`HOLD_CHARS` characters), so tokens keep flowing.
 """
 
 from __future__ import annotations
