@@ -179,7 +179,7 @@ def _threshold(table: _Table, named: list[str], numeric: list[str], raw: str) ->
             f"{': ' + shown if shown else ''}.")
 
 
-def _table_answer(whole: _Table, question: list[str], raw: str) -> str | None:
+def _table_answer(whole: _Table, question: list[str], raw: str, named_file: bool) -> str | None:
     named = [c for c in whole.columns if _mentioned(c, question)]
     numeric = whole.numeric()
     bounded = _threshold(whole, named, numeric, raw)
@@ -194,7 +194,7 @@ def _table_answer(whole: _Table, question: list[str], raw: str) -> str | None:
             listed = ", ".join(distinct[:SHOWN_VALUES]) + (", …" if len(distinct) > SHOWN_VALUES else "")
             return (f"{table.path} has {len(distinct)} different {column} value{'s' if len(distinct) != 1 else ''}:"
                     f" {listed} ({rows} row{'s' if rows != 1 else ''}).")
-        if column is None and not named:
+        if column is None and not named and (named_file or _ROWS.search(raw)):
             return f"{table.path} has {rows} row{'s' if rows != 1 else ''} (not counting the header)."
     target = next((c for c in named if c in numeric), None)
     if target is None and len(numeric) == 1 and (_TOTAL.search(raw) or _AVERAGE.search(raw) or scope
@@ -230,8 +230,9 @@ def _cell_answer(table: _Table, named: list[str], question: list[str]) -> str | 
     return f"In {table.path}, {table.label(row)} has {', '.join(parts)}."
 
 
-def answer_from_data(path: str, text: str, question: str) -> str | None:
-    """The answer to ``question`` computed from the data file ``path`` with contents ``text``, or ``None``."""
+def answer_from_data(path: str, text: str, question: str, *, named_file: bool = True) -> str | None:
+    """The answer to ``question`` computed from the data file ``path`` with contents ``text``, or ``None``.
+    ``named_file``: the user named the file; else a bare "how many" is no question about its rows."""
     suffix = PurePosixPath(path.lower()).suffix
     words = _words(question)
     name = PurePosixPath(path).name
@@ -239,7 +240,7 @@ def answer_from_data(path: str, text: str, question: str) -> str | None:
     try:
         if suffix in (".csv", ".tsv"):
             table = _table(name, text)
-            return _table_answer(table, words, question) if table is not None else None
+            return _table_answer(table, words, question, named_file) if table is not None else None
         if suffix == ".json":
             data = json.loads(text)
         elif suffix in (".yaml", ".yml"):

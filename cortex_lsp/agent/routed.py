@@ -103,14 +103,14 @@ def material(call: CallOutcome) -> str:
     return f"{label}:\n```\n{body.replace('```', '` ` `')}\n```"
 
 
-def data_answer(call: CallOutcome, question: str) -> str | None:
+def data_answer(call: CallOutcome, question: str, *, named_file: bool = True) -> str | None:
     """The answer code computes from a ``read_file`` result of a data file, or ``None``."""
     text = call.result.output
     header = _FILE_HEADER.match(text + "\n")
     if header is None or int(call.result.data.get("chars") or 0) > len(text) - header.end():
         return None  # no header, or the file was cut short: code must not count a part of it
     path = str(call.arguments.get("path") or header.group(1))
-    return answer_from_data(path, text[header.end():], question)
+    return answer_from_data(path, text[header.end():], question, named_file=named_file)
 
 
 def peek_data_files(root: Path) -> list[tuple[str, str]]:
@@ -351,11 +351,11 @@ class RoutedRun:
         then ``read_file`` of it, through every guard, and the answer computed from what the tool read."""
         roots = self.session.context.workspace.roots
         for name, text in await asyncio.to_thread(peek_data_files, roots[0]) if roots else []:
-            if answer_from_data(name, text, self.ctx.task) is None:
+            if answer_from_data(name, text, self.ctx.task, named_file=False) is None:
                 continue
             self._start(f"read_file({name})")
             read = await self.session.call("read_file", {"path": name})
-            answer = data_answer(read, self.ctx.task) if read.result.success else None
+            answer = data_answer(read, self.ctx.task, named_file=False) if read.result.success else None
             if answer is not None:
                 self._start("Compute the answer from the data")
             return [read], answer

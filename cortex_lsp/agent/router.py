@@ -168,7 +168,8 @@ _SCOPED_SEARCH = re.compile(
 )
 _CONTAINING = re.compile(
     r"\b(?:(?:containing|that\s+contains|contains)(?:\s+the\s+(?:text|words?|line))?|"
-    r"with\s+the\s+(?:text|content|contents|words?|line)|that\s+says|saying)\s*:?\s+(.+?)\s*$",
+    r"with\s+the\s+(?:(?:single|following|one)\s+)?(?:text|content|contents|words?|line)|that\s+says|saying)"
+    r"\s*:?\s+(.+?)\s*$",
     re.IGNORECASE | re.DOTALL,
 )
 _FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
@@ -185,6 +186,8 @@ _WITH_ITEMS = re.compile(
 )
 
 
+#: "which files live under src": the place a sentence ends on (a name with no suffix)
+_LAST_PLACE = re.compile(r"\b(?:under|inside|within|in)\s+(?:the\s+)?([A-Za-z_][\w-]*)\s*[?.!]*\s*$")
 _SLASHED = re.compile(r"(?<![\w./:-])((?:[\w.-]+/)*[\w-]+)/(?![\w])")
 
 
@@ -197,6 +200,9 @@ def folder_named(words: str) -> str:
     slashed = _SLASHED.search(words)
     if slashed and slashed.group(1).lower() not in _NOT_FOLDERS:
         return slashed.group(1)
+    last = _LAST_PLACE.search(words)
+    if last and last.group(1).lower() not in _NOT_FOLDERS:
+        return last.group(1)
     return "."
 
 
@@ -312,7 +318,8 @@ def route(
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
     save_to = _save_target(intent) if "write_file" in offered else None
-    reads = [f for f in intent.files if f != save_to][:MAX_READS]
+    # "execute print('abc'.upper())": a name inside the code to run is no file to read
+    reads = [f for f in intent.files if f != save_to and not (runs and code and f in code)][:MAX_READS]
     question: str | None = None
     scoped = _SCOPED_SEARCH.match(words)
     if scoped and scoped.group(1) in reads and "doc_search" in offered:
