@@ -36,6 +36,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--run-seconds", type=float, help="CORTEX_MAX_RUN_SECONDS for every server")
     p.add_argument("--max-steps", type=int, help="CORTEX_MAX_AGENT_STEPS for every server")
     p.add_argument("--time-scale", type=float, default=1.0, help="multiply every case's time limits")
+    p.add_argument("--warm", action="store_true",
+                   help="each case waits for its server's warm-up before the first turn (an editor opened first)")
     p.add_argument("--work-dir", type=Path, help="where case folders and server logs go (kept)")
     p.add_argument("--notes", default="", help="a paragraph for the results file")
     p.add_argument("--bare", action="store_true",
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work_dir or Path(f"/tmp/cortex-evals-{stamp}")
     config = RunConfig(backend=args.backend, model=args.model if args.backend != "embedded" or args.model else "",
                        embed_model=args.embed_model, base_url=args.base_url, run_seconds=args.run_seconds,
-                       max_steps=args.max_steps, work_dir=work)
+                       max_steps=args.max_steps, work_dir=work, wait_warm=args.warm)
     out = args.out or HERE / "results" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', label)}-{now:%Y-%m-%d}.md"
     print(f"{len(cases)} cases, backend {args.backend}, model {label}; logs in {work}", flush=True)
     counter = {"n": 0}

@@ -101,6 +101,8 @@ class EvalClient(BaseLanguageClient):
         self.rec = Recorder(decline=decline_edits)
         self.log_path = log_path
         self._stderr_task: asyncio.Task[None] | None = None
+        #: set when the server logs the end of its warm-up (its model, memory and classifier are loaded)
+        self.warmed = asyncio.Event()
         self._register()
 
     def _register(self) -> None:
@@ -140,7 +142,8 @@ class EvalClient(BaseLanguageClient):
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(params: types.LogMessageParams) -> None:
-            return None
+            if "warm-up done" in params.message:
+                self.warmed.set()
 
         @self.feature(types.CLIENT_REGISTER_CAPABILITY)
         def on_register(params: Any) -> None:

@@ -8,6 +8,7 @@ Turns run in order; a turn marked ``parallel`` starts together with the one befo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -24,6 +25,8 @@ from evals.client import EvalClient
 CANCEL_GRACE_SECONDS = 10.0
 SETTLE_SECONDS = 3.0
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: "Ollama is not running"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WARM_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,15 @@ class RunConfig:
     max_steps: int | None = None          # CORTEX_MAX_AGENT_STEPS
     work_dir: Path = Path("/tmp/cortex-evals")
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: wait for the server's warm-up before the first turn (the user opened the editor, then asked)
+    wait_warm: bool = False
 
     def env(self, data_dir: Path, case: Case) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}
         env.update({"CORTEX_DATA_DIR": str(data_dir), "CORTEX_CONFIG": str(data_dir / "no-user-config.yaml"),
                     "CORTEX_LOG_LEVEL": "INFO"})
+        # the server runs this checkout's package (its cwd is the case folder, where the installed one would win)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         if self.backend == "embedded":
             # auto with no Ollama answering: the server starts its own llama.cpp child.
             env.update({"CORTEX_MODEL_BACKEND": "auto", "CORTEX_OLLAMA_BASE_URL": DEAD_URL})
@@ -195,6 +202,10 @@ async def run_case(case: Case, config: RunConfig) -> CaseOutcome:
     client = EvalClient(folder / "server.log", decline_edits=case.apply == "decline")
     try:
         await asyncio.wait_for(client.launch(config.env(data, case), root), 60)
+        if config.wait_warm:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(client.warmed.wait(), WARM_SECONDS)
+            began = time.monotonic()
         driver = CaseDriver(case, config, client, root, began + case.time_limit)
         outcome.turns = await driver.run()
         if not client.server_alive():

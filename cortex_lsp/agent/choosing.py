@@ -11,6 +11,8 @@ import asyncio
 
 from cortex_lsp.agent.context import RunContext
 from cortex_lsp.agent.deps import AgentDeps
+from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.meaning_route import combine
 from cortex_lsp.agent.plan_guards import READ_TOOLS
 from cortex_lsp.agent.planner import Planner, PlanOutcome, fallback_plan
 from cortex_lsp.agent.profile import ModelProfile
@@ -23,15 +25,19 @@ PLANNER_SHARE = 0.4
 SMALL_CHOICE_TOOLS = READ_TOOLS | {"calculator", "current_time"}
 
 
-def route_for(ctx: RunContext, available: list[str], *, words_override: str | None = None) -> Route:
+def route_for(ctx: RunContext, available: list[str], *, words_override: str | None = None,
+              meaning: Meaning | None = None) -> Route:
     """The route of this run; a worker's subtask is model text, so it routes on the user's words.
-    "Try again" routes the user's previous request again."""
+    "Try again" routes the user's previous request again. ``meaning`` (the classifier's reading of
+    the request as typed) picks the route where the word tables find no call."""
     selection = ctx.request.selection.text if ctx.request.selection else None
     source = words_override if words_override is not None else ctx.request.message
     if words_override is None and read_intent(ctx.words).cues.again and len(ctx.user_turns) > 1:
         source = ctx.user_turns[-2]
+        meaning = None  # it read "try again", not the request routed again
     intent = read_intent(source, selection=selection)
-    return route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
+    ruled = route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
+    return combine(ruled, meaning, intent, message=source, available=available)
 
 
 def routed_plan(decided: Route, profile: ModelProfile) -> tuple[Plan, list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cortex_lsp.agent.meaning import MeaningClassifier
 from cortex_lsp.config import Settings
 from cortex_lsp.memory.api import Memory
 from cortex_lsp.models.base import ModelClient
@@ -22,3 +23,5 @@ class AgentDeps:
     tools: ToolRegistry
     workspace: Workspace
     edits: EditSink | None = None
+    #: reads the kind of request by meaning for a small model's router (``None``: word tables only)
+    meaning: MeaningClassifier | None = None

@@ -23,6 +23,7 @@ from typing import Any
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
+from cortex_lsp.agent.scaffold import Scrubber, scrub
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.consent import decide
@@ -344,13 +345,19 @@ class Executor:
         if live:
             # Per token: two list appends and one call into the sink (no event, no dict): the host's
             # coalescer sends the buffered text once per tick.
+            # Prompt markers a model echoes ("data, not instructions") are cut before they are shown.
             write, keep = token_writer(self.emit), self.record.answer_parts.append
+            scrubber = Scrubber()
             try:
                 async for chunk in stream:
                     if content := chunk.content:
                         parts.append(content)
-                        keep(content)
-                        write(content)
+                        if shown := scrubber.feed(content):
+                            keep(shown)
+                            write(shown)
+                if rest := scrubber.finish():
+                    keep(rest)
+                    write(rest)
             finally:
                 flush_tokens(self.emit)  # the answer's last piece goes out now, not at the next tick
         else:
@@ -358,7 +365,7 @@ class Executor:
                 if chunk.content:
                     parts.append(chunk.content)
         text = "".join(parts)
-        clean = strip_reasoning(text)
+        clean = scrub(strip_reasoning(text))
         if live and clean != text.strip():
             # Reasoning blocks were streamed: keep only the answer in the record.
             self.record.answer_parts[:] = [clean]

@@ -26,6 +26,7 @@ from cortex_lsp.agent.endings import best_effort_answer, refusal_answer, save_if
 from cortex_lsp.agent.executor import Executor, ToolSession
 from cortex_lsp.agent.failure import failure_note
 from cortex_lsp.agent.ledger import with_ledger
+from cortex_lsp.agent.meaning import Meaning
 from cortex_lsp.agent.plan_guards import (
     READ_TOOLS,
     GuardedPlan,
@@ -60,6 +61,9 @@ DIRECT_MAX_TOKENS = 320
 #: and greedy: sampling makes a 135M model's facts and readings worse
 SMALL_TEMPERATURE = 0.0
 CUT_OFF_ANSWER = "I had to stop before finishing (the time budget is used up)."
+#: the classifier's limit: one embedding once warm; the first ask of a new server may wait for the
+#: warm-up to finish loading it, else the word tables route alone
+MEANING_SECONDS = 2.0
 
 
 class AgentKernel:
@@ -113,6 +117,32 @@ class AgentKernel:
             log.warning("facts unavailable: %s", exc)
             return []
 
+    async def _reads(self, request: AgentRequest) -> tuple[list[Message], list[str], float]:
+        """History and related facts (SQLite, and an embedding + Chroma query), side by side; and when
+        they were done (monotonic)."""
+        settings = self.deps.settings
+        history, facts = await asyncio.gather(
+            self.deps.memory.history(request.session_id, settings.history_turns),
+            self._facts(request.message),
+        )
+        return history, facts, time.monotonic()
+
+    async def _meaning(self, request: AgentRequest) -> tuple[Meaning | None, float]:
+        """The classifier's reading of the user's own words (a small model's router uses it), and when
+        it was done; a fault or a slow classifier costs the reading, never the run."""
+        classifier = self.deps.meaning
+        if classifier is None or self.words_override is not None or request.mode == "explain" \
+                or self.deps.settings.model_profile == "full":
+            return None, 0.0
+        try:
+            async with asyncio.timeout(MEANING_SECONDS):
+                selection = request.selection.text if request.selection else None
+                meaning = await classifier.classify(parse_intent(request.message, selection=selection).words)
+        except Exception as exc:  # incl. a time-out: the word tables still route
+            log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
+            return None, time.monotonic()
+        return meaning, time.monotonic()
+
     async def _record_error(self, request: AgentRequest, message: str) -> None:
         # An infrastructure error is never stored as an assistant turn (it would be replayed as an answer).
         if not self.persist:
@@ -127,11 +157,11 @@ class AgentKernel:
     async def _run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult:
         deps = self.deps
         settings = deps.settings
-        # Independent reads (SQLite, and an embedding + Chroma query): side by side.
-        history, facts = await asyncio.gather(
-            deps.memory.history(request.session_id, settings.history_turns),
-            self._facts(request.message),
-        )
+        # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
+        (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
+            self._reads(request), self._meaning(request))
+        # what routing by meaning added to this ask: the time it ran on after the memory reads were done
+        meaning_added = max(0.0, meant_at - read_at)
         ctx = build_context(
             request, settings, history, facts, record,
             words_override=self.words_override, turns_override=self.turns_override,
@@ -154,10 +184,13 @@ class AgentKernel:
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
-        route = route_for(ctx, available, words_override=self.words_override)
         profile = await detect_profile(settings, deps.model, backend=record.backend, name=record.model)
         if profile.small:
             record.notes.append(profile.describe())
+        if meaning is not None and profile.small:
+            record.notes.append(f"{meaning.describe()}; it added {meaning_added * 1000:.1f} ms to the ask")
+        route = route_for(ctx, available, words_override=self.words_override,
+                          meaning=meaning if profile.small else None)
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools
             plan, available = routed_plan(route, profile)
@@ -174,6 +207,7 @@ class AgentKernel:
             available,
             has_code=bool(ctx.code_at_hand),
             earlier_user_urls=ctx.earlier_urls(),
+            run_meant=route.run_meant,
         )
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan

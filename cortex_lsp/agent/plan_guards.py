@@ -130,8 +130,11 @@ def apply_plan_guards(
     *,
     has_code: bool = False,
     earlier_user_urls: bool = False,
+    run_meant: bool = False,
 ) -> GuardedPlan:
-    """The plan corrected from ``words`` (the user's own request); see the module docstring."""
+    """The plan corrected from ``words`` (the user's own request); see the module docstring.
+    ``run_meant``: the meaning classifier read the same words as a request to run code or to compute
+    (a reading of the user's words, never of material), so ``python_exec`` may be offered."""
     intent = parse_intent(words)
     if intent.asks_delete:
         return _refusal(REFUSE_DELETE, REASON_DELETE, "delete request refused before anything ran")
@@ -161,7 +164,7 @@ def apply_plan_guards(
         tools = [t for t in tools if t != "web_fetch"]
         offered = [t for t in offered if t != "web_fetch"]
 
-    if not python_allowed(words, has_code):
+    if not run_meant and not python_allowed(words, has_code):
         tools, steps, offered, named = _cut_python(tools, steps, offered)
         if named:
             notes.append(PYTHON_NOT_ASKED)

@@ -15,13 +15,16 @@ import ast
 import asyncio
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
+from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
 from cortex_lsp.agent.deps import Emit
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
 from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
+from cortex_lsp.agent.scaffold import scrub
 from cortex_lsp.agent.types import StopReason
 from cortex_lsp.models.base import Message, ModelError
 from cortex_lsp.ports import AgentEvent
@@ -31,6 +34,9 @@ PROSE_MAX_TOKENS = 320
 #: greedy decoding: a 135M model sampled at 0.3 misreads a three-line file one time in five
 PROSE_TEMPERATURE = 0.0
 RESULT_CHARS = 3000
+#: data files (at most, and how big) code looks at for a request that named none
+MAX_DATA_FILES = 8
+PEEK_BYTES = 64 * 1024
 _CODE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".json", ".css", ".html", ".sql", ".rs", ".go")
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.DOTALL)
 _FILE_HEADER = re.compile(r"^\[file ([^\]:]+): data, not instructions\]\n")
@@ -77,8 +83,8 @@ def shown(call: CallOutcome) -> str:
     text = result.output.strip()
     header = _FILE_HEADER.match(text + "\n")
     if header:
-        text = f"{header.group(1)}:\n" + text[header.end():].rstrip()
-    return text
+        return f"{header.group(1)}:\n" + text[header.end():].rstrip()
+    return scrub(text)
 
 
 def material(call: CallOutcome) -> str:
@@ -96,6 +102,35 @@ def material(call: CallOutcome) -> str:
     if len(body) > RESULT_CHARS:
         body = body[:RESULT_CHARS] + f"\n[... {len(body) - RESULT_CHARS} more characters not shown]"
     return f"{label}:\n```\n{body.replace('```', '` ` `')}\n```"
+
+
+def data_answer(call: CallOutcome, question: str, *, named_file: bool = True) -> str | None:
+    """The answer code computes from a ``read_file`` result of a data file, or ``None``."""
+    text = call.result.output
+    header = _FILE_HEADER.match(text + "\n")
+    if header is None or int(call.result.data.get("chars") or 0) > len(text) - header.end():
+        return None  # no header, or the file was cut short: code must not count a part of it
+    path = str(call.arguments.get("path") or header.group(1))
+    return answer_from_data(path, text[header.end():], question, named_file=named_file)
+
+
+def peek_data_files(root: Path) -> list[tuple[str, str]]:
+    """The small data files at the top of the open folder, as (name, text): what code looks at to
+    decide which file answers a request that named none (hidden files and big files left out)."""
+    out: list[tuple[str, str]] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.name.startswith(".") or not is_data_file(entry.name) or len(out) >= MAX_DATA_FILES:
+            continue
+        try:
+            if entry.is_file() and not entry.is_symlink() and entry.stat().st_size <= PEEK_BYTES:
+                out.append((entry.name, entry.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return out
 
 
 def found_files(calls: list[CallOutcome]) -> list[str]:
@@ -163,6 +198,22 @@ class RoutedRun:
         self.emit(AgentEvent("step_start", {"step": self.step, "description": description}))
 
     async def run(self) -> RoutedOutcome:
+        found: list[CallOutcome] = []
+        if self.route.find_data:
+            try:
+                async with asyncio.timeout(max(self.ctx.loop_remaining(), 0.01)):
+                    found, computed = await self._find_data()
+            except TimeoutError:
+                return await self._cut_off()
+            if computed is not None:
+                self.executor.stream_text(computed)
+                return RoutedOutcome("answered", computed)
+            if not found and not self.route.run_written:
+                try:
+                    async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
+                        return RoutedOutcome("answered", await self._direct())
+                except TimeoutError:
+                    return await self._cut_off()
         if self.route.run_written:
             try:
                 async with asyncio.timeout(max(self.ctx.remaining(), 0.01)):
@@ -171,7 +222,7 @@ class RoutedRun:
                 return await self._cut_off()
         try:
             async with asyncio.timeout(max(self.ctx.loop_remaining(), 0.01)):
-                calls = await self._calls()
+                calls = found + await self._calls()
         except TimeoutError:
             return await self._cut_off()
         refused = self._user_code_refused(calls)
@@ -245,6 +296,10 @@ class RoutedRun:
             calls = []  # the model's own guess at a call failed: answer without it
         if self.route.save_to and self._given(calls) is not None:
             return ""  # the text to save is given: nothing to write, the save line is the answer
+        computed = self._computed(ok)
+        if computed is not None:
+            self.executor.stream_text(computed)
+            return computed
         if calls and (not self.route.prose or not ok):
             text = "\n\n".join(shown(c) for c in calls)
             self.executor.stream_text(text)
@@ -282,6 +337,36 @@ class RoutedRun:
             self.executor.stream_text(line)
             answer += line
         return answer
+
+    def _computed(self, ok: list[CallOutcome]) -> str | None:
+        """The answer code computes from the one data file read (a key's value, a column's total), if any."""
+        if not self.route.compute_data or len(ok) != 1 or ok[0].name != "read_file":
+            return None
+        answer = data_answer(ok[0], self.ctx.task)
+        if answer is not None:
+            self._start("Compute the answer from the data")
+        return answer
+
+    async def _find_data(self) -> tuple[list[CallOutcome], str | None]:
+        """A data file in the open folder that answers the request (code looks without a tool call);
+        then ``read_file`` of it, through every guard, and the answer computed from what the tool read."""
+        roots = self.session.context.workspace.roots
+        for name, text in await asyncio.to_thread(peek_data_files, roots[0]) if roots else []:
+            if answer_from_data(name, text, self.ctx.task, named_file=False) is None:
+                continue
+            self._start(f"read_file({name})")
+            read = await self.session.call("read_file", {"path": name})
+            answer = data_answer(read, self.ctx.task, named_file=False) if read.result.success else None
+            if answer is not None:
+                self._start("Compute the answer from the data")
+            return [read], answer
+        return [], None
+
+    async def _direct(self) -> str:
+        """No data file answered and there is nothing to compute: the model answers directly."""
+        self._start("Answer directly")
+        return await self.executor.answer(small_direct_messages(self.ctx), max_tokens=PROSE_MAX_TOKENS,
+                                          temperature=PROSE_TEMPERATURE)
 
     def _given(self, calls: list[CallOutcome]) -> str | None:
         """The text to save that needs no model: the user's, the previous answer, or computed results."""

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from cortex_lsp.agent.datavalue import is_data_file
+from cortex_lsp.agent.runnability import inline_code
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
 from cortex_lsp.guards.cues import DOC_PLACES, Cues
@@ -110,14 +112,23 @@ class Route:
     save_previous: bool = False
     #: the question the prose answers, when it is not the request as typed (a document search)
     question: str | None = None
+    #: one data file is read: code answers a question about a key or a column in it, if it can
+    compute_data: bool = False
+    #: no file named: code looks for the data file whose keys or columns the question names
+    find_data: bool = False
+    #: the meaning classifier read the user's words as "run this" or "compute this": python_exec may run
+    run_meant: bool = False
     reason: str = ""
 
     def plan(self) -> Plan:
         if self.kind == "direct" or not self.tools:
             return Plan(kind="direct", steps=["Answer directly"])
         steps = [f"Call {c.step()}" for c in self.calls][:3]
+        if self.find_data:
+            steps = ["Find the data file in the open folder and compute the answer"]
         if self.run_written:
-            steps = ["Write the Python code", "Run it with python_exec"]
+            steps = [*steps[:1], "Write the Python code", "Run it with python_exec"] if self.find_data \
+                else ["Write the Python code", "Run it with python_exec"]
         if self.kind == "undecided":
             steps.append(f"Use one of: {', '.join(self.tools)}")
         if self.prose and not self.run_written:
@@ -127,13 +138,17 @@ class Route:
         return Plan(kind="tools", steps=steps[:5], tools=list(self.tools))
 
 
+_FOLDER_WORDS = (r"(?:folder|directory|dir|ordner|verzeichnis|dossier|r[ée]pertoire|carpeta|directorio|cartella|pasta|"
+                 r"map|mappen|mapp|folderze|katalogu?)")
 _FOLDER = re.compile(
-    r"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:(?:folder|directory|dir)\s+)?"
-    r"([\w][\w./-]*)/?\s+(?:folder|directory|dir)\b|\b(?:folder|directory|dir)\s+([\w][\w./-]*/?)",
+    rf"\b(?:in|under|inside|of)\s+(?:the\s+|my\s+|this\s+)?(?:{_FOLDER_WORDS}\s+)?"
+    rf"([\w][\w./-]*)/?\s+{_FOLDER_WORDS}\b|\b{_FOLDER_WORDS}\s+([\w][\w./-]*/?)"
+    rf"|\b(?:the|my|this|our)\s+([\w][\w./-]*)/?\s+{_FOLDER_WORDS}\b",
     re.IGNORECASE,
 )
 _NOT_FOLDERS = frozenset({"open", "this", "current", "project", "workspace", "root", "my", "the", "whole", "same",
-                          "please", "here", "and", "contents", "content", "structure", "tree", "now"})
+                          "please", "here", "and", "contents", "content", "structure", "tree", "now",
+                          "is", "are", "has", "have", "of", "in", "with"})
 _SEARCH_WORDS = re.compile(
     r"\b(?:which|what)\s+files?\s+(?:mentions?|contains?|has|have|includes?|refers?\s+to|uses?)\s+(.+?)[?.!]*$"
     r"|\bsearch\s+(?:the\s+|my\s+|all\s+)?(?:files?|code|project|workspace|folder|sources?)\s+for\s+(.+?)[?.!]*$"
@@ -153,19 +168,41 @@ _SCOPED_SEARCH = re.compile(
 )
 _CONTAINING = re.compile(
     r"\b(?:(?:containing|that\s+contains|contains)(?:\s+the\s+(?:text|words?|line))?|"
-    r"with\s+the\s+(?:text|content|contents|words?|line)|that\s+says|saying)\s*:?\s+(.+?)\s*$",
+    r"with\s+the\s+(?:(?:single|following|one)\s+)?(?:text|content|contents|words?|line)|that\s+says|saying)"
+    r"\s*:?\s+(.+?)\s*$",
     re.IGNORECASE | re.DOTALL,
 )
 _FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 _JSON_BLOCK = re.compile(r"(\{.*\}|\[.*\])", re.DOTALL)
-_QUOTED = re.compile(r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”")
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”|«\s*([^»\n]{1,2000}?)\s*»|‘([^’\n]{1,2000})’"
+    r"|(?<![\w'])'([^'\n]*?[^'\n\s][^'\n]*?)'(?![\w'])"
+)
+#: "a file with milk, eggs and bread in it": the items the user listed
+_WITH_ITEMS = re.compile(
+    r"\b(?:with|containing|listing|that\s+(?:has|lists))\s+(?:the\s+(?:items?|words?)\s+)?:?\s*"
+    r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
 
 
-def _folder(words: str) -> str:
+#: "which files live under src": the place a sentence ends on (a name with no suffix)
+_LAST_PLACE = re.compile(r"\b(?:under|inside|within|in)\s+(?:the\s+)?([A-Za-z_][\w-]*)\s*[?.!]*\s*$")
+_SLASHED = re.compile(r"(?<![\w./:-])((?:[\w.-]+/)*[\w-]+)/(?![\w])")
+
+
+def folder_named(words: str) -> str:
+    """The folder the words name ("the src folder", "in docs/"), else the open folder ``.``."""
     for match in _FOLDER.finditer(words):
-        name = (match.group(1) or match.group(2) or "").strip("/")
+        name = (match.group(1) or match.group(2) or match.group(3) or "").strip("/")
         if name and name.lower() not in _NOT_FOLDERS:
             return name
+    slashed = _SLASHED.search(words)
+    if slashed and slashed.group(1).lower() not in _NOT_FOLDERS:
+        return slashed.group(1)
+    last = _LAST_PLACE.search(words)
+    if last and last.group(1).lower() not in _NOT_FOLDERS:
+        return last.group(1)
     return "."
 
 
@@ -179,7 +216,7 @@ def _search_query(words: str) -> str | None:
     return query or None
 
 
-def _doc_query(words: str) -> str:
+def doc_query(words: str) -> str:
     query = _DOC_PREFIX.sub("", words).strip(" -–—:,")
     return query or words.strip()
 
@@ -206,9 +243,15 @@ def given_text(message: str, words: str, save_to: str) -> str | None:
         block = _JSON_BLOCK.search(message)
         if block:
             return block.group(1)
-    quoted = _QUOTED.search(message)
-    if quoted and (quoted.group(1) or quoted.group(2)) != save_to:
-        return quoted.group(1) or quoted.group(2)
+    for quoted in _QUOTED.finditer(message):
+        text = next((g for g in quoted.groups() if g), "")
+        if text and text != save_to:
+            return text
+    items = _WITH_ITEMS.search(words)
+    if items:
+        listed = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", items.group(1)) if i.strip(" .")]
+        if len(listed) > 1:
+            return "\n".join(listed) + "\n"
     containing = _CONTAINING.search(message)
     if containing:
         text = containing.group(1).strip()
@@ -261,7 +304,7 @@ def route(
         for url in cues.fetch[:2]:
             calls.append(RoutedCall("web_fetch", {"url": url}))
 
-    code = intent.code or code_at_hand
+    code = intent.code or code_at_hand or (inline_code(message) if intent.run_code else None)
     runs = intent.run_code and bool(code)
     # "write code that … and run it", "use Python to …": the model writes the code, code runs it
     run_asked = cues.run or cues.use_python
@@ -275,7 +318,8 @@ def route(
         calls.append(RoutedCall("calculator", {"expression": expression}))
 
     save_to = _save_target(intent) if "write_file" in offered else None
-    reads = [f for f in intent.files if f != save_to][:MAX_READS]
+    # "execute print('abc'.upper())": a name inside the code to run is no file to read
+    reads = [f for f in intent.files if f != save_to and not (runs and code and f in code)][:MAX_READS]
     question: str | None = None
     scoped = _SCOPED_SEARCH.match(words)
     if scoped and scoped.group(1) in reads and "doc_search" in offered:
@@ -288,15 +332,15 @@ def route(
         calls.extend(RoutedCall("read_file", {"path": f}) for f in reads)
 
     if "list_dir" in offered and cues.list_files and not code_writing:
-        calls.append(RoutedCall("list_dir", {"path": _folder(words)}))
+        calls.append(RoutedCall("list_dir", {"path": folder_named(words)}))
 
     query = _search_query(words)
     if query and "search_files" in offered and not reads:
         calls.append(RoutedCall("search_files", {"query": query}))
 
     if "doc_search" in offered and cues.documents and not reads and not scoped:
-        calls.append(RoutedCall("doc_search", {"action": "search", "query": _doc_query(words), "top_k": DOC_TOP_K}))
-        question = doc_question(_doc_query(words))
+        calls.append(RoutedCall("doc_search", {"action": "search", "query": doc_query(words), "top_k": DOC_TOP_K}))
+        question = doc_question(doc_query(words))
 
     if "current_time" in offered and cues.time:
         calls.append(RoutedCall("current_time", {}))
@@ -317,10 +361,13 @@ def route(
         if read_found:
             shown_only = not cues.asks  # "read it to me" shows it; "tell me the number" asks
         computed = bool(calls) and all(c.tool in SELF_EXPLAINING for c in calls)
+        data_read = [c for c in calls if c.tool == "read_file"]
+        compute_data = (len(data_read) == 1 and len(calls) == 1 and not save_to and not cues.show_only
+                        and is_data_file(str(data_read[0].arguments["path"])))
         needs_prose = (save_to is not None and save_text is None and not computed) or not shown_only
         return Route(
             "tools", tuple(calls), save_to=save_to, save_text=save_text, tools=tuple(dict.fromkeys(tools)),
-            prose=needs_prose, read_found=read_found, question=question,
+            prose=needs_prose, read_found=read_found, question=question, compute_data=compute_data,
             save_previous=bool(save_to) and not calls and save_text is None
             and cues.save_previous,
             reason="the user's words name the tools and their arguments",

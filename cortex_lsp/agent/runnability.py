@@ -231,3 +231,50 @@ def extract_code(text: str) -> str | None:
         if lang in _PY_LANGS or (lang == "" and _looks_like_python(body)):
             chosen = body
     return chosen
+
+
+_INLINE_LEAD = re.compile(
+    r"(?:\b(?:run(?:ning)?|execute|exec|eval(?:uate)?|output\s+of(?:\s+running)?|führe|exécute|ejecuta)\b"
+    r"(?:\s+(?:this|the|following|below|python|code|snippet|script|line|for\s+me|please|aus|ce|este|"
+    r"código|diesen|code))*\s*:?|[:?])\s*`?",
+    re.IGNORECASE,
+)
+_CODE_SIGNS = re.compile(r"\w\(|\bimport\b|\bprint\b|[=\[\]{}]|\blambda\b|\bfor\b.+\bin\b")
+_TRAILING_WORDS = re.compile(
+    r"\s*(?:[,;.]?\s*(?:and|then)\s+(?:tell|show|give)\s+me\b.*|[,;.]?\s*(?:for\s+me|please|thanks?)\b.*|"
+    r"\?\s*(?:run|execute)\s+it.*|\s+(?:and|then)\s+(?:run|execute)\s+it.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _is_code(candidate: str) -> bool:
+    if not candidate or not _CODE_SIGNS.search(candidate):
+        return False
+    try:
+        tree = ast.parse(candidate)
+    except (SyntaxError, ValueError):
+        return False
+    if not tree.body:
+        return False
+    first = tree.body[0]
+    # "python: sorted(x)" parses as an annotation, "hello" as a name and a quoted sentence as a string
+    return not ((isinstance(first, ast.AnnAssign) and first.value is None) or
+                (len(tree.body) == 1 and isinstance(first, ast.Expr)
+                 and isinstance(first.value, ast.Name | ast.Constant)))
+
+
+def inline_code(message: str) -> str | None:
+    """Python the user typed without a fence ("Run this Python code: print(sum(range(101)))"): the
+    longest text after a run verb (or a colon) that parses as Python and looks like code, not prose."""
+    if "```" in message or len(message) > MAX_CODE_CHARS:
+        return None
+    best: str | None = None
+    for lead in _INLINE_LEAD.finditer(message):
+        rest = message[lead.end():].strip()
+        for candidate in (rest, _TRAILING_WORDS.sub("", rest).strip()):
+            candidate = candidate.strip("`").rstrip("?").strip()
+            if candidate.endswith(".") and not candidate.endswith(".."):
+                candidate = candidate[:-1]
+            if _is_code(candidate) and (best is None or len(candidate) > len(best)):
+                best = candidate
+    return best

@@ -2,7 +2,10 @@
 
 Handles "X divided by / times / plus / minus / modulo / to the power of Y", "square root of X",
 "X factorial", "X% of Y", "the average of a, b and c", a temperature conversion, a distance over a
-time ("180 km in 2 hours ... speed") and a running count ("I have 12, give away 5, buy 9 more").
+time ("180 km in 2 hours ... speed"), a running count ("I have 12, give away 5, buy 9 more"), a sum
+of a list ("add up 12, 30 and 58", "the total of …"), groups of equal size ("3 boxes with 24 eggs
+each", "4 tickets at 12.50 each"), shares ("split 90 between 4") and percentages ("what percent of
+80 is 20", "20 is what percent of 80", "80 with 25% off", "a 15% tip on 60").
 ``None`` when the words hold no arithmetic; the calculator then never runs. The expression is only
 a proposal: the calculator parses it with its own bounded evaluator.
 """
@@ -25,7 +28,8 @@ _BINARY_WORDS = (
     (re.compile(rf"(?:remainder\s+(?:of|when)\s+){_NUM}\s+(?:is\s+)?divided\s+by\s+{_NUM}", re.I), "({a}) % ({b})"),
     (re.compile(rf"{_NUM}\s+(?:to\s+the\s+power\s+(?:of\s+)?|raised\s+to\s+(?:the\s+power\s+of\s+)?){_NUM}", re.I),
      "({a}) ** ({b})"),
-    (re.compile(rf"{_NUM}\s*(?:%|percent)\s+of\s+{_NUM}", re.I), "({a}) / 100 * ({b})"),
+    (re.compile(rf"{_NUM}\s*(?:%|percent|prozent|pour\s*cent|por\s+ciento|per\s+cento|procent)\s+"
+                rf"(?:of|von|de|du|des|del|di|van|z|av)\s+(?:[$€£]\s*)?{_NUM}", re.I), "({a}) / 100 * ({b})"),
 )
 _SQRT = re.compile(rf"square\s+root\s+of\s+{_NUM}", re.I)
 _FACTORIAL = re.compile(rf"(?:{_NUM}\s+factorial|factorial\s+of\s+{_NUM}|{_NUM}\s*!)", re.I)
@@ -45,6 +49,32 @@ _CHANGE = re.compile(
     rf"buy|bought|get|got|find|found|receive|received|add|gain|earn|pick)\s+(?:another\s+)?{_NUM}",
     re.I,
 )
+_LIST = r"((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+|\s*\+\s*|\s+plus\s+)?){2,})"
+_SUM = re.compile(
+    rf"\b(?:add(?:\s+up|\s+together)?|sum(?:\s+up)?|total(?:\s+up)?|(?:the\s+)?(?:sum|total)\s+of|"
+    rf"combine|tally(?:\s+up)?|addiere|additionne|suma)\s+(?:the\s+numbers\s+|these\s+(?:numbers\s+)?)?:?\s*{_LIST}",
+    re.I,
+)
+_EACH = re.compile(
+    rf"{_NUM}\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:with|of|at|containing|holding|costing|that\s+(?:hold|cost|have)s?)"
+    rf"\s+(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|[a-z][\w-]*\s+)?(?:[a-z][\w-]*\s+)?(?:each|apiece|per\s+\w+|a\s+piece)\b",
+    re.I,
+)
+_SPLIT = re.compile(rf"\b(?:split|divide|share)\s+(?:[$€£]\s*)?{_NUM}\s*(?:[a-z]+\s+)?(?:between|among|by)\s+{_NUM}",
+                    re.I)
+_PERCENT_OF_WHAT = re.compile(rf"\bwhat\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}\s+is\s+{_NUM}", re.I)
+_IS_WHAT_PERCENT = re.compile(rf"{_NUM}\s+(?:is|are)\s+what\s+(?:percent(?:age)?|%)\s+of\s+{_NUM}", re.I)
+_OFF = re.compile(
+    rf"{_NUM}\s*(?:[$€£]|\w+)?\s+(?:with|at|and|is)\s+(?:a\s+)?{_NUM}\s*(?:%|percent)\s+(?:off|discount)", re.I)
+_OFF_BEFORE = re.compile(
+    rf"{_NUM}\s*(?:%|percent)\s+(?:off|discount)\s+(?:on|of|from|for)?\s*(?:[$€£]\s*)?{_NUM}", re.I)
+_GROUPS_OF = re.compile(rf"{_NUM}\s+([a-z][\w-]*)\s+of\s+{_NUM}\s+[a-z][\w-]*", re.I)
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\btotal\b|\bin\s+all\b|\baltogether\b|\bcombined\b", re.I)
+_EACH_FIRST = re.compile(
+    rf"(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|euros?|dollars?|pounds?)?\s+(?:each|apiece|a\s+piece)\b[^.?!\d]*?\b{_NUM}\b",
+    re.I)
+_TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|increase|surcharge)\s+"
+                  rf"(?:on|of|for)\s+(?:a\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
 _MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
                 "use", "used", "remove", "take")
 
@@ -79,9 +109,56 @@ def _running_count(words: str) -> str | None:
     return " ".join(terms) if len(terms) > 1 else None
 
 
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORD = re.compile(
+    r"\b(?:(?:" + "|".join([*_TENS, *_UNITS, *_SCALES]) + r")(?:[\s-]+|\b))+", re.I)
+_OPERATOR_WORDS = re.compile(r"\b(?:plus|minus|times|divided|multiplied|dozen|each|sum|total|add|average|percent|of)\b"
+                             r"|[-+*/×÷%]", re.I)
+_DOZEN = re.compile(rf"{_NUM}\s+dozens?\b", re.I)
+
+
+def _number_value(phrase: str) -> int | None:
+    total, current = 0, 0
+    for word in re.findall(r"[a-z]+", phrase.lower()):
+        if word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word in _SCALES:
+            current = max(current, 1) * _SCALES[word]
+            if word == "thousand":
+                total, current = total + current, 0
+        else:
+            return None
+    return total + current
+
+
+def digits_for_words(text: str) -> str:
+    """``text`` with English number words as digits ("twelve plus thirty" → "12 plus 30")."""
+    def swap(match: re.Match[str]) -> str:
+        value = _number_value(match.group(0))
+        return f"{value} " if value is not None else match.group(0)
+
+    return " ".join(_NUMBER_WORD.sub(swap, text).split())
+
+
 def arithmetic_from_words(words: str) -> str | None:
-    """The calculator expression the words ask for, or ``None``."""
-    text = " ".join(words.split())
+    """The calculator expression the words ask for, or ``None``; number words count when the words
+    hold at least two numbers and an operation ("twelve plus thirty", "seven dozen")."""
+    found = _arithmetic(" ".join(words.split()))
+    if found is not None or not _NUMBER_WORD.search(words):
+        return found
+    spelled = digits_for_words(words)
+    if len(re.findall(r"\d+", spelled)) < 1 or not _OPERATOR_WORDS.search(spelled):
+        return None
+    return _arithmetic(spelled)
+
+
+def _arithmetic(text: str) -> str | None:
     for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
         match = pattern.search(text)
         if match:
@@ -94,6 +171,38 @@ def arithmetic_from_words(words: str) -> str | None:
         numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
         if len(numbers) >= 2:
             return f"({' + '.join(numbers)}) / {len(numbers)}"
+    match = _PERCENT_OF_WHAT.search(text)
+    if match:
+        return f"({_n(match.group(2))}) / ({_n(match.group(1))}) * 100"
+    match = _IS_WHAT_PERCENT.search(text)
+    if match:
+        return f"({_n(match.group(1))}) / ({_n(match.group(2))}) * 100"
+    match = _OFF.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * (100 - ({_n(match.group(2))})) / 100"
+    match = _TIP.search(text)
+    if match:
+        return f"({_n(match.group(2))}) * ({_n(match.group(1))}) / 100"
+    match = _OFF_BEFORE.search(text)
+    if match:
+        return f"({_n(match.group(2))}) * (100 - ({_n(match.group(1))})) / 100"
+    match = _SUM.search(text)
+    if match:
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
+        if len(numbers) >= 2:
+            return " + ".join(numbers)
+    match = _EACH.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * ({_n(match.group(3))})"
+    match = _EACH_FIRST.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * ({_n(match.group(2))})"
+    match = _GROUPS_OF.search(text)
+    if match and _HOW_MANY.search(text):
+        return f"({_n(match.group(1))}) * ({_n(match.group(3))})"
+    match = _SPLIT.search(text)
+    if match:
+        return f"({_n(match.group(1))}) / ({_n(match.group(2))})"
     counted = _running_count(text)
     if counted:
         return counted
@@ -101,6 +210,9 @@ def arithmetic_from_words(words: str) -> str | None:
         match = pattern.search(text)
         if match:
             return template.format(a=_n(match.group(1)), b=_n(match.group(2)))
+    match = _DOZEN.search(text)
+    if match:
+        return f"({_n(match.group(1))}) * 12"
     match = _SQRT.search(text)
     if match:
         return f"sqrt({_n(match.group(1))})"

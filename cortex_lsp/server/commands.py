@@ -121,7 +121,7 @@ async def agent_deps(ls: CortexServer) -> AgentDeps:
     model = await ls.model()
     memory = await ls.memory()
     return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls, memory),
-                     workspace=LspWorkspace(ls), edits=ls.edits)
+                     workspace=LspWorkspace(ls), edits=ls.edits, meaning=services.meaning_classifier(ls))
 
 
 def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None):  # type: ignore[no-untyped-def]

