@@ -64,6 +64,10 @@ class EditRequest:
     overwrite: bool = False
     label: str = ""
     grant: WriteGrant | None = None
+    #: the user's own words (or their click: Apply, Fix this error) asked for this write
+    asked: bool = False
+    #: why the write was not asked for, shown in the review (e.g. "the model proposed it after reading notes.md")
+    unasked_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class EditOutcome:
     #: ``True`` written, ``False`` not written, ``None`` unknown (a cancel, and the editor had not answered)
     applied: bool | None
     reason: str = ""
+    asked: bool = False
 
 
 class EditSink(Protocol):

@@ -40,9 +40,11 @@ log = logging.getLogger("cortex.runs")
 RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
 
 
-# Commands whose handler a cancel interrupts (read-only, or the sandbox, which kills its worker). Agent
+# Commands whose handler a cancel interrupts (read-only, the sandbox, which kills its worker, or an apply,
+# whose edit a cancel withdraws and settles like an agent's). Agent
 # commands stop through their run; forget and reset always finish, so their answer is true.
-INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions"})
+INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions",
+                           "cortex.session.turns", "cortex.apply"})
 
 # How long a cancelled run waits for the editor's answer to an applyEdit it already sent.
 SETTLE_SECONDS = 10.0
