@@ -13,7 +13,8 @@ function M.define_highlights()
   vim.cmd('highlight default link CortexFloatTitle ' .. (M.border_title and 'FloatTitle' or 'Comment'))
 end
 
-M.WINHIGHLIGHT = 'Normal:CortexFloat,NormalFloat:CortexFloat,FloatBorder:CortexFloatBorder,FloatTitle:CortexFloatTitle'
+M.WINHIGHLIGHT = 'Normal:CortexFloat,NormalFloat:CortexFloat,FloatBorder:CortexFloatBorder'
+  .. (M.border_title and ',FloatTitle:CortexFloatTitle' or '')
 
 -- Give `config` (for nvim_open_win) its title where the border can hold one.
 function M.with_title(config, title)
