@@ -116,8 +116,10 @@ local ui = UI.new({ float = {} })
 local out = {}
 local key = ui:begin('Ask: save')
 local function event(type_, data) ui:apply({ run_id = 'A', type = type_, data = data }) end
-event('tool_call', { tool = 'write_file', arguments = { path = 'notes.txt', content = 'Hello from Cortex!\nSecond line\n' } })
-event('tool_result', { tool = 'write_file', success = true, output = 'Created notes.txt (31 bytes); the editor applied the edit.\nmore' })
+event('tool_call', { tool = 'write_file',
+                     arguments = { path = 'notes.txt', content = 'Hello from Cortex!\nSecond line\n' } })
+event('tool_result', { tool = 'write_file', success = true,
+                       output = 'Created notes.txt (31 bytes); the editor applied the edit.\nmore' })
 event('tool_call', { tool = 'python_exec', arguments = { code = 'import json\nprint(json.dumps({"a": "b\\nc"}))' } })
 out.tool_text = ui:text()
 -- the model server is down after the router's plan: one error, no plan that never ran
@@ -125,13 +127,15 @@ local down = ui:begin('Ask: hi')
 ui:apply({ run_id = 'B', type = 'plan', data = { kind = 'direct', steps = { 'Answer directly' } } })
 ui:apply({ run_id = 'B', type = 'step_start', data = { step = 1, description = 'Answer directly' } })
 ui:apply({ run_id = 'B', type = 'error', data = { message = 'The Ollama server is not answering.' } })
-ui:apply({ run_id = 'B', type = 'done', data = { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' } })
+ui:apply({ run_id = 'B', type = 'done',
+           data = { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' } })
 ui:complete(down, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
 out.down_text = ui:text()
 ui:show(false)
 local config = vim.api.nvim_win_get_config(ui.win)
 out.title = config.title ~= nil and vim.inspect(config.title) or vim.NIL
-out.title_float = ui.title_win ~= nil and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(ui.title_win), 0, -1, false)[1] or vim.NIL
+out.title_float = ui.title_win ~= nil
+  and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(ui.title_win), 0, -1, false)[1] or vim.NIL
 out.winhighlight = vim.api.nvim_win_get_option(ui.win, 'winhighlight')
 local function bg(group) return vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID(group)), 'bg#') end
 out.float_bg, out.pmenu_bg = bg('CortexFloat'), bg('Pmenu')
