@@ -12,7 +12,7 @@ import pytest
 
 from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_PLANNER
 from tests.editors.editor_scenario import CALC, make_workspace, role
-from tests.editors.nvim_support import find_nvims, run_driver, server_command
+from tests.editors.nvim_support import REPO, find_nvims, run_driver, server_command
 from tests.lsp_harness import server_env
 from tests.scripted_model import Reply, ScriptedModelServer
 
@@ -30,8 +30,8 @@ def _script(model: ScriptedModelServer) -> None:
     direct = json.dumps({"kind": "direct", "steps": ["Answer directly"], "tools": []})
     model.on(Reply(content=direct), contains=ROLE_PLANNER, times=None)
     model.on(Reply(content="It adds a and b.", token_delay=0.01), when=role(ROLE_DIRECT, CHAT[1]), times=1)
-    model.on(Reply(content="It would concatenate them."), contains=FOLLOW_UP, times=None)
     model.on(Reply(content=f"Here:\n\n```python\n{BETTER_ADD}\n```\n"), contains=CODE_MESSAGE, times=None)
+    model.on(Reply(content="It would concatenate them."), contains=FOLLOW_UP, times=None)
 
 
 @pytest.mark.parametrize("label", ["0.7", "0.11"])
@@ -44,7 +44,8 @@ def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path, 
     monkeypatch.setattr("tests.editors.nvim_support.DRIVER", DRIVER)
     scenario = {"root": str(root), "file": str(root / "calc.py"), "cmd": server_command(), "chat_lines": CHAT,
                 "follow_up": FOLLOW_UP, "code_message": CODE_MESSAGE, "decisions": ["r", "a"]}
-    out, proc, _ = run_driver(nvim.path, scenario, server_env(model, tmp_path / "data"), tmp_path / "nvim", 150)
+    env = server_env(model, tmp_path / "data", PYTHONPATH=str(REPO))  # this checkout's server
+    out, proc, _ = run_driver(nvim.path, scenario, env, tmp_path / "nvim", 150)
     assert out and out["failures"] == [], f"{out}\n{proc.stderr[-2000:]}"
 
     # the chat: context shown, the two-line question sent with lines 4-5 as data, the answers streamed in
@@ -61,7 +62,7 @@ def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path, 
     assert out["float_opened_by_chat"] is False
 
     # apply: rejected first (unchanged), then accepted (add replaced, mul kept)
-    assert out["reviews"] == 2
+    assert out["reviews"] == 2, out["applies"]
     rejected, accepted = out["applies"]
     assert rejected["result"]["applied"] is False and rejected["disk"] == CALC.rstrip("\n")
     assert accepted["result"]["applied"] is True and accepted["result"]["edits"][0]["asked"] is True

@@ -17,7 +17,7 @@ import pytest
 
 from cortex_lsp.agent.prompts import ROLE_EXPLAIN
 from tests.editors.editor_scenario import EXPLAIN_ANSWER, make_workspace, role, script_model
-from tests.editors.nvim_support import PLUGIN, find_nvims, server_command
+from tests.editors.nvim_support import PLUGIN, REPO, find_nvims, server_command
 from tests.lsp_harness import server_env
 from tests.scripted_model import Reply, ScriptedModelServer
 
@@ -85,7 +85,7 @@ def test_a_code_action_from_a_visual_selection_shows_at_once(model: ScriptedMode
     marks.mkdir()
     init = tmp_path / "init.lua"
     init.write_text(INIT, encoding="utf-8")
-    env = {**server_env(model, tmp_path / "data"), "CORTEX_PLUGIN": str(PLUGIN), "MARKS": str(marks),
+    env = {**server_env(model, tmp_path / "data", PYTHONPATH=str(REPO)), "CORTEX_PLUGIN": str(PLUGIN), "MARKS": str(marks),
            "CORTEX_CMD": json.dumps(server_command()), "HOME": str(tmp_path)}
     tmux = Tmux(f"cortex-{uuid.uuid4().hex[:8]}")
     command = [nvim.path, "-u", str(init), "-i", "NONE", "-n", "calc.py"]
