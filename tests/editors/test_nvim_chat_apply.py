@@ -35,7 +35,8 @@ def _script(model: ScriptedModelServer) -> None:
 
 
 @pytest.mark.parametrize("label", ["0.7", "0.11"])
-def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
     nvim = NVIMS[label]
     if nvim.path is None:
         pytest.skip(nvim.why_missing)
@@ -55,7 +56,7 @@ def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path, 
     assert "editor selection" in json.dumps(first["messages"]) and "return a + b" in json.dumps(first["messages"])
     follow = next(r for r in model.chat_requests if r["messages"][-1]["content"] == FOLLOW_UP
                   and ROLE_PLANNER not in r["messages"][0]["content"])
-    assert "\n".join(CHAT) in json.dumps(follow["messages"][:-1]) or "It adds a and b." in json.dumps(follow["messages"])
+    assert "It adds a and b." in json.dumps(follow["messages"][:-1])  # the first exchange is its history
     assert [c["question"] for c in out["chats"]] == ["\n".join(CHAT), FOLLOW_UP]
     assert out["chats"][0]["session_id"] == out["chats"][1]["session_id"]  # one session
     assert "It adds a and b." in out["chat_text"] and "It would concatenate them." in out["chat_text"]

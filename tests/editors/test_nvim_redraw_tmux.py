@@ -85,8 +85,8 @@ def test_a_code_action_from_a_visual_selection_shows_at_once(model: ScriptedMode
     marks.mkdir()
     init = tmp_path / "init.lua"
     init.write_text(INIT, encoding="utf-8")
-    env = {**server_env(model, tmp_path / "data", PYTHONPATH=str(REPO)), "CORTEX_PLUGIN": str(PLUGIN), "MARKS": str(marks),
-           "CORTEX_CMD": json.dumps(server_command()), "HOME": str(tmp_path)}
+    env = {**server_env(model, tmp_path / "data", PYTHONPATH=str(REPO)), "CORTEX_PLUGIN": str(PLUGIN),
+           "MARKS": str(marks), "CORTEX_CMD": json.dumps(server_command()), "HOME": str(tmp_path)}
     tmux = Tmux(f"cortex-{uuid.uuid4().hex[:8]}")
     command = [nvim.path, "-u", str(init), "-i", "NONE", "-n", "calc.py"]
     subprocess.run(["tmux", "-L", tmux.socket, "-f", "/dev/null", "new-session", "-d", "-s", "cortex", "-x", "200",
@@ -112,7 +112,8 @@ def test_a_code_action_from_a_visual_selection_shows_at_once(model: ScriptedMode
         shown_after = time.monotonic() - got_result
         screen = tmux.screen()
         (tmp_path / "screen.txt").write_text(screen, encoding="utf-8")
-        print(f"\n[tmux screen] the answer was on the screen {shown_after:.2f} s after the result\n{screen}")
+        print(f"\n[tmux screen] the answer was on the screen {shown_after:.2f} s after the result\n"
+              f"{screen}")
     finally:
         tmux("kill-server")
     assert "def add(a, b):" in screen  # the code stays visible beside the answer
