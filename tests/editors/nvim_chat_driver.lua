@@ -85,6 +85,58 @@ local ok, err = pcall(function()
     pcall(vim.cmd, 'CortexClose')
     vim.api.nvim_set_current_buf(file_buf)
   end
+  -- a diagnostic from another tool: "Cortex: Fix this error" picked from the code-action menu
+  local ns = vim.api.nvim_create_namespace('pretend-linter')
+  vim.diagnostic.set(ns, file_buf, { { lnum = 8, col = 11, end_lnum = 8, end_col = 16, message = scenario.fix_message,
+                                        severity = vim.diagnostic.severity.ERROR, source = 'pretend-linter' } })
+  vim.api.nvim_win_set_cursor(0, { 9, 12 })
+  local before = #results
+  vim.ui.select = function(items, opts, on_choice)
+    for i, item in ipairs(items) do
+      local title = opts.format_item and opts.format_item(item) or tostring(item)
+      if title:find('Cortex: Fix this error', 1, true) then
+        out.fix_title = title
+        return on_choice(item, i)
+      end
+    end
+    return on_choice(nil, nil)
+  end
+  if vim.fn.has('nvim-0.8') == 1 then
+    vim.lsp.buf.code_action()
+  else
+    vim.lsp.buf.code_action({ diagnostics = vim.lsp.diagnostic.get_line_diagnostics(file_buf) })
+  end
+  wait(60000, function()
+    for j = before + 1, #results do
+      if results[j].command == 'cortex.fix' then return true end
+    end
+    return false
+  end, 'the fix result')
+  out.fix = results[#results].result
+  out.fix_disk = table.concat(vim.fn.readfile(scenario.file), '\n')
+  -- :CortexHistory: the chat's session, reopened
+  local chat_session = out.chats[1].session_id
+  vim.ui.select = function(items, opts, on_choice)
+    for i, item in ipairs(items) do
+      if item.id == chat_session then
+        out.history_label = opts.format_item(item)
+        return on_choice(item, i)
+      end
+    end
+    return on_choice(nil, nil)
+  end
+  before = #results
+  vim.cmd('CortexHistory')
+  wait(30000, function()
+    for j = before + 1, #results do
+      if results[j].command == 'cortex.session.turns' then return true end
+    end
+    return false
+  end, 'the session turns')
+  vim.wait(200, function() return false end)
+  local reopened = require('cortex.chat').current()
+  out.history_text = table.concat(vim.api.nvim_buf_get_lines(reopened.buf, 0, -1, false), '\n')
+  out.history_session = reopened.session_id
 end)
 if not ok then
   table.insert(out.failures, tostring(err))

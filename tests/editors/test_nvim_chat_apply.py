@@ -1,7 +1,9 @@
 """Neovim 0.7 and 0.11 against the real server and a scripted model: :CortexChat sends a multi-line
 question with its range as context and streams the answer into the chat buffer, a follow-up stays in
 the session; `ga` in the answer window applies a code block through `cortex.apply`, reviewed as a diff:
-rejected, the file is unchanged; accepted, the function of the same name is replaced."""
+rejected, the file is unchanged; accepted, the function of the same name is replaced. *Cortex: Fix this
+error* on another tool's diagnostic ends in a reviewed, accepted edit of the file; :CortexHistory
+reopens the chat's session."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_PLANNER
+from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_EXECUTOR, ROLE_PLANNER
 from tests.editors.editor_scenario import CALC, make_workspace, role
 from tests.editors.nvim_support import REPO, find_nvims, run_driver, server_command
 from tests.lsp_harness import server_env
-from tests.scripted_model import Reply, ScriptedModelServer
+from tests.scripted_model import Reply, ScriptedModelServer, call
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -24,10 +26,18 @@ CHAT = ["Explain these lines", "in one sentence please"]
 FOLLOW_UP = "And what would it return for two lists?"
 CODE_MESSAGE = "Show a documented add"
 BETTER_ADD = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b'
+FIX_MESSAGE = "mul should guard against None"
+FIXED_MUL = "def mul(a, b):\n    if a is None or b is None:\n        return None\n    return a * b"
 
 
 def _script(model: ScriptedModelServer) -> None:
     direct = json.dumps({"kind": "direct", "steps": ["Answer directly"], "tools": []})
+    fix_plan = json.dumps({"kind": "tools", "steps": ["Write the fixed calc.py"], "tools": ["write_file"]})
+    model.on(Reply(content=fix_plan), when=role(ROLE_PLANNER, "Fix the error in calc.py"), times=None)
+    model.on(Reply(tool_calls=[call("write_file", path="calc.py", content=CALC.replace(
+        "def mul(a, b):\n    return a * b", FIXED_MUL), overwrite=True)]),
+        when=role(ROLE_EXECUTOR, "Fix the error in calc.py"), times=1)
+    model.on(Reply(content="Fixed mul."), when=role(ROLE_EXECUTOR, "Fix the error in calc.py"), times=None)
     model.on(Reply(content=direct), contains=ROLE_PLANNER, times=None)
     model.on(Reply(content="It adds a and b.", token_delay=0.01), when=role(ROLE_DIRECT, CHAT[1]), times=1)
     model.on(Reply(content=f"Here:\n\n```python\n{BETTER_ADD}\n```\n"), contains=CODE_MESSAGE, times=None)
@@ -44,7 +54,8 @@ def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path,
     _script(model)
     monkeypatch.setattr("tests.editors.nvim_support.DRIVER", DRIVER)
     scenario = {"root": str(root), "file": str(root / "calc.py"), "cmd": server_command(), "chat_lines": CHAT,
-                "follow_up": FOLLOW_UP, "code_message": CODE_MESSAGE, "decisions": ["r", "a"]}
+                "follow_up": FOLLOW_UP, "code_message": CODE_MESSAGE, "decisions": ["r", "a", "a"],
+                "fix_message": FIX_MESSAGE}
     env = server_env(model, tmp_path / "data", PYTHONPATH=str(REPO))  # this checkout's server
     out, proc, _ = run_driver(nvim.path, scenario, env, tmp_path / "nvim", 150)
     assert out and out["failures"] == [], f"{out}\n{proc.stderr[-2000:]}"
@@ -63,8 +74,21 @@ def test_chat_and_apply(label: str, model: ScriptedModelServer, tmp_path: Path,
     assert out["float_opened_by_chat"] is False
 
     # apply: rejected first (unchanged), then accepted (add replaced, mul kept)
-    assert out["reviews"] == 2, out["applies"]
+    assert out["reviews"] >= 2, out["applies"]
     rejected, accepted = out["applies"]
     assert rejected["result"]["applied"] is False and rejected["disk"] == CALC.rstrip("\n")
     assert accepted["result"]["applied"] is True and accepted["result"]["edits"][0]["asked"] is True
     assert accepted["disk"] == CALC.replace("def add(a, b):\n    return a + b", BETTER_ADD).rstrip("\n")
+
+    # Fix this error: offered on the other tool's diagnostic, reviewed (the third review), accepted
+    assert out["fix_title"] == f"Cortex: Fix this error: {FIX_MESSAGE}"
+    assert out["reviews"] == 3 and out["fix"]["stop_reason"] == "answered", out["fix"]
+    assert out["fix"]["edits"][0]["applied"] is True
+    assert FIXED_MUL in out["fix_disk"]
+    fix_request = next(r for r in model.chat_requests if ROLE_EXECUTOR in json.dumps(r["messages"])
+                       and "Fix the error in calc.py" in json.dumps(r["messages"]))
+    assert FIX_MESSAGE in json.dumps(fix_request["messages"])  # the diagnostic reached the model, as data
+
+    # :CortexHistory reopened the chat's session: its questions and answers, and it continues there
+    assert out["history_session"] == out["chats"][0]["session_id"]
+    assert "Explain these lines" in out["history_text"] and "It adds a and b." in out["history_text"]
