@@ -66,7 +66,9 @@ class EditRequest:
     overwrite: bool = False
     label: str = ""
     grant: WriteGrant | None = None
+    #: the user's own words (or their click: Apply, Fix this error) asked for this write
     asked: bool = False
+    #: why the write was not asked for, shown in the review (e.g. "the model proposed it after reading notes.md")
     unasked_reason: str = ""
     #: the user's own words named this file (a tool-configuration or executable name needs that)
     named: bool = False

@@ -150,7 +150,7 @@ class AgentKernel:
         record_error = getattr(self.deps.memory, "record_error", None)
         if record_error is not None:
             try:
-                await record_error(request.session_id, message, ask=request.message)
+                await record_error(request.session_id, message, ask=request.stored_text)
             except Exception:
                 pass
 
@@ -167,7 +167,7 @@ class AgentKernel:
             words_override=self.words_override, turns_override=self.turns_override,
         )
         if self.persist:
-            await deps.memory.store_turn(request.session_id, "user", request.message)
+            await deps.memory.store_turn(request.session_id, "user", request.stored_text)
 
         if request.mode == "explain":
             from cortex_lsp.agent.explain import run_explain

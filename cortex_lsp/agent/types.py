@@ -36,6 +36,14 @@ class AgentRequest:
     diagnostic: str | None = None
     orchestration: Orchestration = "single"
     mode: Mode = "ask"
+    #: what the session history keeps of this turn when it is more than ``message``: the code (or the
+    #: diagnostic) an editor command worked on, so a follow-up still has it
+    history_text: str = ""
+
+    @property
+    def stored_text(self) -> str:
+        """The user turn as the session history keeps it."""
+        return self.history_text or self.message
 
 
 @dataclass

@@ -37,6 +37,24 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
+class SessionTurn:
+    """One message of a session as a chat view shows it again."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class SessionTranscript:
+    """A session's title and its user and assistant messages, oldest first."""
+
+    session_id: str
+    title: str
+    turns: tuple[SessionTurn, ...]
+
+
+@dataclass(frozen=True)
 class ToolPattern:
     task: str
     tools: tuple[str, ...]
@@ -77,6 +95,10 @@ class Memory(Protocol):
                      limit: int = 10) -> list[MemoryHit]: ...
 
     async def sessions(self) -> list[SessionInfo]: ...
+
+    async def transcript(self, session_id: str) -> SessionTranscript | None:
+        """The session's messages for a reopened chat, or ``None`` for an unknown session."""
+        ...
 
     async def forget(self, memory_id: str) -> bool: ...
 
@@ -146,6 +168,16 @@ class InProcessMemory:
             title = next((m.content[:60] for m in turns if m.role == "user"), "")
             out.append(SessionInfo(id=sid, root=root, title=title, turns=len(turns) // 2, last_activity=last))
         return sorted(out, key=lambda s: s.last_activity, reverse=True)
+
+    async def transcript(self, session_id: str) -> SessionTranscript | None:
+        if session_id not in self._meta and session_id not in self._turns:
+            return None
+        turns = self._turns.get(session_id, [])
+        title = next((" ".join(m.content.split())[:60] for m in turns if m.role == "user"), "")
+        created = self._meta.get(session_id, ("", 0.0))[1]
+        return SessionTranscript(session_id, title, tuple(
+            SessionTurn(role="user" if m.role == "user" else "assistant", text=m.content, created_at=created)
+            for m in turns if m.role in ("user", "assistant")))
 
     async def forget(self, memory_id: str) -> bool:
         return False

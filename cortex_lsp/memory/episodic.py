@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cortex_lsp.memory.api import SessionInfo
+from cortex_lsp.memory.api import SessionInfo, SessionTranscript, SessionTurn
 from cortex_lsp.memory.erase import connect, scrub_sqlite
 from cortex_lsp.models.base import Message
 
@@ -199,6 +199,20 @@ class EpisodicStore:
             Turn(id=r[0], session_id=r[1], role=r[2], content=r[3], created=r[4], tool_name=r[5])
             for r in rows
         ]
+
+    def transcript(self, session_id: str) -> SessionTranscript | None:
+        """The session's title and its user and assistant turns, oldest first; ``None`` if unknown."""
+        with self._lock:
+            row = self._db.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return None
+            rows = self._db.execute(
+                "SELECT role, content, created FROM turns WHERE session_id = ? AND role IN ('user', 'assistant') "
+                "ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        return SessionTranscript(session_id=session_id, title=str(row[0]), turns=tuple(
+            SessionTurn(role=r[0], text=r[1], created_at=float(r[2])) for r in rows))
 
     def history(self, session_id: str, turns: int) -> list[Message]:
         """The last ``turns`` exchanges (a user message and what answered it) as chat messages.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cortex_lsp.config import Settings
-from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, ToolPattern
+from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, SessionTranscript, ToolPattern
 from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client
 from cortex_lsp.memory.consolidation import Verdict, extract_facts
 from cortex_lsp.memory.docindex import DocIndex
@@ -175,6 +175,9 @@ class PersistentMemory:
 
     async def sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(self.episodic.sessions)
+
+    async def transcript(self, session_id: str) -> SessionTranscript | None:
+        return await asyncio.to_thread(self.episodic.transcript, session_id)
 
     # -- semantic -----------------------------------------------------------------------------------
     async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]:

@@ -83,6 +83,45 @@ class ExplainArgs(_Args):
 class RunArgs(_Args):
     uri: str = Field(min_length=1)
     range: RangeArg | None = None
+    #: the session to keep the run in (the code and what it printed), for a follow-up question
+    session_id: str | None = None
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        return _check_session(value)
+
+
+MAX_APPLY_TEXT = 4 * 1024 * 1024  # a hard cap before any other check (the write limit is a setting)
+
+
+class ApplyArgs(_Args):
+    uri: str = Field(min_length=1)
+    text: str = Field(max_length=MAX_APPLY_TEXT)
+    range: RangeArg | None = None
+
+
+class FixArgs(_Args):
+    uri: str = Field(min_length=1)
+    diagnostic: DiagnosticArg | str
+    range: RangeArg | None = None
+    session_id: str | None = None
+    wait: StrictBool = True
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        return _check_session(value)
+
+
+class SessionTurnsArgs(_Args):
+    session_id: str
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str) -> str:
+        _check_session(value)
+        return value
 
 
 class NoArgs(_Args):

@@ -1,14 +1,17 @@
-"""Code actions: "Cortex: Explain this", "Cortex: Run this" (Python), "Cortex: Explain this error".
+"""Code actions: "Cortex: Explain this", "Cortex: Run this" and "Cortex: Run file" (Python), "Cortex:
+Explain this error" and "Cortex: Fix this error".
 
 No model call and no I/O beyond the open document: this answers in milliseconds, even
 while an agent run streams. Full ``CodeAction`` s with the command inline (no ``codeAction/resolve``).
-The block under the cursor is the selection, or the enclosing function/class (Python via ``ast``,
-other languages by indentation and brackets). Explain/Run are offered only where they help: on a
-selection, inside a function or class (or a top-level Python block such as ``if __name__ ==
-"__main__":``); prose files (Markdown, plain text) only on a selection. "Explain this error" is
-offered on a diagnostic, anywhere. A Python document is parsed at most once per version (the
-server's :class:`ParseCache`) and only up to :data:`MAX_PARSE_CHARS`; a document the parser fails on
-in any way (too deep, too large) just gets no block actions.
+Explain is offered on a selection, or inside a function or class, or a top-level Python block such as
+``if __name__ == "__main__":`` (Python via ``ast``, other languages by indentation and brackets); prose
+files (Markdown, plain text) only on a selection. Run this is offered on a selection or a top-level
+Python block, never on the lines inside a function (running them alone means nothing). Run file is a
+``source`` action (the editor's source-action menu, not a light bulb on every line) in a Python file
+with an entry block (``if __name__ == "__main__":``). Explain this error is offered on a diagnostic,
+anywhere; Fix this error too, in a file Cortex may write. A Python document is parsed at most once
+per version (the server's :class:`ParseCache`) and only up to :data:`MAX_PARSE_CHARS`; a document the
+parser fails on in any way (too deep, too large) just gets no block actions.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from lsprotocol import types
 KIND_EXPLAIN = types.CodeActionKind.Empty
 KIND_RUN = types.CodeActionKind.Empty
 KIND_ERROR = types.CodeActionKind.QuickFix
+KIND_RUN_FILE = types.CodeActionKind.Source
 MAX_BLOCK_CHARS = 1024 * 1024  # larger documents get actions on a selection only (no block search at all)
 # Python documents larger than this are not parsed (a parse of 800 KB held the event loop ~2 s): no
 # Explain/Run on a cursor there, only on a selection. The same cap as cortex.run (sandbox MAX_CODE_CHARS).
@@ -162,27 +166,66 @@ def _top_level_python_block(tree: ast.Module, line: int) -> LineSpan | None:
     return None
 
 
-def block_range(source: str, language: str, uri: str, rng: types.Range, *,
-                parses: ParseCache | None = None, version: int | None = None) -> types.Range | None:
-    """Where Explain/Run help: the selection, or the block around the cursor; None on a plain line."""
-    if not _is_empty(rng):
-        return rng
-    if len(source) > MAX_BLOCK_CHARS:
-        return None  # size first: a huge document gets actions on a selection only
-    if language in _PROSE_LANGUAGES or uri.lower().endswith(_PROSE_SUFFIXES):
-        return None
-    lines = source.split("\n")
-    if language == "python":
-        tree = (parses or ParseCache()).tree(uri, version, source)
-        if tree is None:
-            return None  # too large to parse on a cursor move, or not parseable: a selection only
-        span = enclosing_python(tree, rng.start.line) or _top_level_python_block(tree, rng.start.line)
-    else:
-        span = enclosing_by_shape(lines, rng.start.line)
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either side of the ``==``)."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1:
+        return False
+    sides = [stmt.test.left, *stmt.test.comparators]
+    return (isinstance(stmt.test.ops[0], ast.Eq)
+            and any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
+
+
+def has_entry_block(tree: ast.Module) -> bool:
+    """Whether the module has a top-level ``if __name__ == "__main__":`` block."""
+    return any(_is_main_guard(stmt) for stmt in tree.body)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """Where the block actions apply for one request: Explain's range, Run's range, and whether the file
+    has an entry block (Run file); None where an action is not offered."""
+
+    explain: types.Range | None = None
+    run: types.Range | None = None
+    entry: bool = False
+
+
+def _as_range(lines: list[str], span: LineSpan | None) -> types.Range | None:
     if span is None:
         return None
     end_text = lines[span.end] if span.end < len(lines) else ""
     return types.Range(start=types.Position(span.start, 0), end=types.Position(span.end, len(end_text)))
+
+
+def blocks(source: str, language: str, uri: str, rng: types.Range, *,
+           parses: ParseCache | None = None, version: int | None = None) -> Blocks:
+    """The ranges Explain and Run work on: the selection, or the block around the cursor."""
+    python = language == "python"
+    tree: ast.Module | None = None
+    if python and len(source) <= MAX_BLOCK_CHARS:
+        tree = (parses or ParseCache()).tree(uri, version, source)
+    entry = tree is not None and has_entry_block(tree)
+    if not _is_empty(rng):
+        return Blocks(explain=rng, run=rng if python else None, entry=entry)
+    if len(source) > MAX_BLOCK_CHARS:
+        return Blocks()  # size first: a huge document gets actions on a selection only
+    if language in _PROSE_LANGUAGES or uri.lower().endswith(_PROSE_SUFFIXES):
+        return Blocks()
+    lines = source.split("\n")
+    if not python:
+        return Blocks(explain=_as_range(lines, enclosing_by_shape(lines, rng.start.line)))
+    if tree is None:
+        return Blocks()  # too large to parse on a cursor move, or not parseable: a selection only
+    top = _top_level_python_block(tree, rng.start.line)
+    inner = enclosing_python(tree, rng.start.line)
+    return Blocks(explain=_as_range(lines, inner or top), run=_as_range(lines, top), entry=entry)
+
+
+def block_range(source: str, language: str, uri: str, rng: types.Range, *,
+                parses: ParseCache | None = None, version: int | None = None) -> types.Range | None:
+    """Where Explain helps: the selection, or the block around the cursor; None on a plain line."""
+    return blocks(source, language, uri, rng, parses=parses, version=version).explain
 
 
 def _range_json(rng: types.Range) -> dict[str, dict[str, int]]:
@@ -194,51 +237,53 @@ def _is_python(uri: str, language: str) -> bool:
     return language == "python" or uri.endswith((".py", ".pyw"))
 
 
+def _diagnostic_json(diag: types.Diagnostic) -> dict[str, object]:
+    out: dict[str, object] = {"message": diag.message[:MAX_DIAGNOSTIC_MESSAGE], "range": _range_json(diag.range)}
+    if diag.source:
+        out["source"] = diag.source
+    if diag.code is not None:
+        out["code"] = diag.code
+    if diag.severity is not None:
+        out["severity"] = int(diag.severity)
+    return out
+
+
+def _action(name: str, kind: str, command: str, argument: dict[str, object],
+            diagnostic: types.Diagnostic | None = None) -> types.CodeAction:
+    """The action ``name`` ("Cortex: …"); on a diagnostic, its title ends with the message."""
+    title = f"{name}: {diagnostic.message[:60]}" if diagnostic is not None else name
+    return types.CodeAction(title=title, kind=kind, diagnostics=[diagnostic] if diagnostic is not None else None,
+                            command=types.Command(title=name, command=command, arguments=[argument]))
+
+
 def code_actions(uri: str, source: str, language: str, params: types.CodeActionParams, *,
-                 parses: ParseCache | None = None, version: int | None = None) -> list[types.CodeAction]:
-    """The actions for ``params``; ``parses`` (the server's) keeps one parse per document version."""
+                 parses: ParseCache | None = None, version: int | None = None,
+                 writable: bool = True) -> list[types.CodeAction]:
+    """The actions for ``params``; ``parses`` (the server's) keeps one parse per document version;
+    ``writable``: Cortex may write this file (its extension is allowed), so Fix this error is offered."""
     if not uri.startswith("file:"):
         return []
     only = params.context.only
-    block = block_range(source, "python" if _is_python(uri, language) else language, uri, params.range,
-                        parses=parses, version=version)
+    python = _is_python(uri, language)
+    found = blocks(source, "python" if python else language, uri, params.range, parses=parses, version=version)
     actions: list[types.CodeAction] = []
 
     def wanted(kind: str) -> bool:
         return not only or any(kind == k or kind.startswith(f"{k}.") or k == "" for k in only)
 
-    if block is not None and wanted(KIND_EXPLAIN):
-        rng = block
-        actions.append(types.CodeAction(
-            title="Cortex: Explain this",
-            kind=KIND_EXPLAIN,
-            command=types.Command(title="Cortex: Explain this", command="cortex.explain",
-                                  arguments=[{"uri": uri, "range": _range_json(rng)}]),
-        ))
-    if block is not None and _is_python(uri, language) and wanted(KIND_RUN):
-        rng = block
-        actions.append(types.CodeAction(
-            title="Cortex: Run this",
-            kind=KIND_RUN,
-            command=types.Command(title="Cortex: Run this", command="cortex.run",
-                                  arguments=[{"uri": uri, "range": _range_json(rng)}]),
-        ))
+    if found.explain is not None and wanted(KIND_EXPLAIN):
+        actions.append(_action("Cortex: Explain this", KIND_EXPLAIN, "cortex.explain",
+                               {"uri": uri, "range": _range_json(found.explain)}))
+    if found.run is not None and python and wanted(KIND_RUN):
+        actions.append(_action("Cortex: Run this", KIND_RUN, "cortex.run",
+                               {"uri": uri, "range": _range_json(found.run)}))
+    if found.entry and wanted(KIND_RUN_FILE):
+        actions.append(_action("Cortex: Run file", KIND_RUN_FILE, "cortex.run", {"uri": uri}))
     if wanted(KIND_ERROR):
         for diag in params.context.diagnostics[:MAX_DIAGNOSTIC_ACTIONS]:
-            diag_json: dict[str, object] = {"message": diag.message[:MAX_DIAGNOSTIC_MESSAGE],
-                                            "range": _range_json(diag.range)}
-            if diag.source:
-                diag_json["source"] = diag.source
-            if diag.code is not None:
-                diag_json["code"] = diag.code
-            if diag.severity is not None:
-                diag_json["severity"] = int(diag.severity)
-            actions.append(types.CodeAction(
-                title=f"Cortex: Explain this error: {diag.message[:60]}",
-                kind=KIND_ERROR,
-                diagnostics=[diag],
-                command=types.Command(title="Cortex: Explain this error", command="cortex.explain",
-                                      arguments=[{"uri": uri, "range": _range_json(diag.range),
-                                                  "diagnostic": diag_json}]),
-            ))
+            argument: dict[str, object] = {"uri": uri, "range": _range_json(diag.range),
+                                           "diagnostic": _diagnostic_json(diag)}
+            actions.append(_action("Cortex: Explain this error", KIND_ERROR, "cortex.explain", argument, diag))
+            if writable:
+                actions.append(_action("Cortex: Fix this error", KIND_ERROR, "cortex.fix", argument, diag))
     return actions

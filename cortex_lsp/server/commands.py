@@ -43,6 +43,9 @@ COMMANDS = (
     "cortex.memory.forget",
     "cortex.memory.reset",
     "cortex.doctor",
+    "cortex.apply",
+    "cortex.fix",
+    "cortex.session.turns",
 )
 
 
@@ -215,8 +218,14 @@ async def explain(ls: CortexServer, *args: Any) -> dict[str, Any]:
         selection = _selection(ls, a.uri, a.range, notes)
         diagnostic = a.diagnostic if isinstance(a.diagnostic, str) or a.diagnostic is None else a.diagnostic.message
         message = "Explain this error." if diagnostic else "Explain this code."
+        from cortex_lsp.agent.explain import code_to_explain
+        from cortex_lsp.agent.turn_texts import code_turn
+
+        # the session keeps the code it explained (the enclosing function of a point), for a follow-up
+        code, where = await asyncio.to_thread(code_to_explain, LspWorkspace(ls), selection)
+        history = code_turn(message, code, where, selection.language if selection else "", diagnostic)
         request = AgentRequest(message=message, session_id=await _session(ls, a.session_id), selection=selection,
-                               diagnostic=diagnostic, mode="explain")
+                               diagnostic=diagnostic, mode="explain", history_text=history)
         return request, notes, a.wait
 
     return await _agent_command(ls, "Cortex: Explain", prepare)
@@ -233,7 +242,12 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     chunk, first, last = await asyncio.to_thread(_slice, text, a.range)
     from cortex_lsp.server import services
 
-    return await services.run_code(ls, chunk, source=text, lines=(first, last))
+    result = await services.run_code(ls, chunk, source=text, lines=(first, last))
+    if a.session_id:  # a follow-up question in this session sees the code and what it printed
+        from cortex_lsp.server.editor_commands import keep_run
+
+        await keep_run(ls, a.session_id, a.uri, (first, last), chunk, result)
+    return result
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:
@@ -310,5 +324,9 @@ HANDLERS = {
 
 
 def register(server: CortexServer) -> None:
+    from cortex_lsp.server import editor_commands  # it builds on this module's helpers
+
+    handlers = {**HANDLERS, "cortex.apply": editor_commands.apply, "cortex.fix": editor_commands.fix,
+                "cortex.session.turns": editor_commands.session_turns}
     for name in COMMANDS:
-        server.command(name)(HANDLERS[name])
+        server.command(name)(handlers[name])

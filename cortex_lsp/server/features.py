@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import PurePosixPath
 from typing import Any
 
 from lsprotocol import types
@@ -76,7 +77,8 @@ def register(server: CortexServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.Empty, types.CodeActionKind.QuickFix],
+            code_action_kinds=[types.CodeActionKind.Empty, types.CodeActionKind.QuickFix,
+                               types.CodeActionKind.Source],
             resolve_provider=False,
         ),
     )
@@ -88,7 +90,8 @@ def register(server: CortexServer) -> None:
         source = doc.source if doc is not None else ""
         language = (doc.language_id or "") if doc is not None else ""
         version = doc.version if doc is not None else None
-        return code_actions(uri, source, language, params, parses=parses, version=version)
+        writable = PurePosixPath(uri).suffix.lower() in {e.lower() for e in ls.settings.allowed_write_extensions}
+        return code_actions(uri, source, language, params, parses=parses, version=version, writable=writable)
 
     @server.feature(types.EXIT)
     def on_exit(ls: CortexServer, *args: Any) -> None:

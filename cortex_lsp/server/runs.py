@@ -42,9 +42,11 @@ log = logging.getLogger("cortex.runs")
 RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
 
 
-# Commands whose handler a cancel interrupts (read-only, or the sandbox, which kills its worker). Agent
+# Commands whose handler a cancel interrupts (read-only, the sandbox, which kills its worker, or an apply,
+# whose edit a cancel withdraws and settles like an agent's). Agent
 # commands stop through their run; forget and reset always finish, so their answer is true.
-INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions"})
+INTERRUPTIBLE = frozenset({"cortex.run", "cortex.doctor", "cortex.memory.search", "cortex.memory.sessions",
+                           "cortex.session.turns", "cortex.apply"})
 # at shutdown these are waited for, never cut short (their answer says what they did)
 FINISH_AT_SHUTDOWN = frozenset({"cortex.memory.forget", "cortex.memory.reset"})
 

@@ -75,7 +75,21 @@ async def run_code(
     """``cortex.run``: the size limit (before anything reads the code), the block's definitions from its
     file (``source``, ``lines``: tools/block_definitions.py), the runnability check (no model call), then
     the sandbox; every parse runs off the event loop. Without OS isolation the result carries a
-    ``warning``, and the session's first such run also shows it as a message (no silent downgrade)."""
+    ``warning``, and the session's first such run also shows it as a message (no silent downgrade).
+    ``summary`` says in one line what ran (tools/run_summary.py)."""
+    payload = await _run_code(ls, code, source=source, lines=lines)
+    from cortex_lsp.tools.run_summary import summarize
+
+    payload["summary"] = await asyncio.to_thread(
+        summarize, code, ran=bool(payload.get("ran")), stdout=payload.get("stdout") or "",
+        stderr=payload.get("stderr") or "", value=payload.get("value"), error=payload.get("error"),
+        duration_ms=float(payload.get("duration_ms") or 0.0), reason=payload.get("reason"))
+    return payload
+
+
+async def _run_code(
+    ls: CortexServer, code: str, *, source: str | None = None, lines: tuple[int, int] | None = None
+) -> dict[str, Any]:
     from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, too_long_message
 
     not_run: dict[str, Any] = {"ran": False, "stdout": "", "stderr": "", "value": None, "error": None,

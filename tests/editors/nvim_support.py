@@ -107,7 +107,9 @@ def run_driver(nvim: str, scenario: dict[str, Any], env: dict[str, str], work: P
     scenario_path.write_text(json.dumps(scenario), encoding="utf-8")
     home = work / "home"
     home.mkdir(exist_ok=True)
-    full_env = {**env, "CORTEX_NVIM_SCENARIO": str(scenario_path), "HOME": str(home),
+    # the server is this checkout's (a git worktree shares a venv whose cortex-lsp imports another checkout)
+    python_path = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    full_env = {**env, "PYTHONPATH": python_path, "CORTEX_NVIM_SCENARIO": str(scenario_path), "HOME": str(home),
                 "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
                 "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache")}
     started = time.monotonic()

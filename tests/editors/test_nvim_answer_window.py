@@ -107,3 +107,63 @@ def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
     assert "✏ create x.md — not written" in text and "not written: \n" not in text + "\n"  # no empty reason
     # the summary says which files were written and which were not (not just "2 edits")
     assert "written: a.md · not written: b c.md" in text
+
+
+LINES_PROBE = r"""
+vim.o.columns, vim.o.lines = 160, 40
+local UI = require('cortex.ui')
+local ui = UI.new({ float = {} })
+local out = {}
+local key = ui:begin('Ask: save')
+local function event(type_, data) ui:apply({ run_id = 'A', type = type_, data = data }) end
+event('tool_call', { tool = 'write_file',
+                     arguments = { path = 'notes.txt', content = 'Hello from Cortex!\nSecond line\n' } })
+event('tool_result', { tool = 'write_file', success = true,
+                       output = 'Created notes.txt (31 bytes); the editor applied the edit.\nmore' })
+event('tool_call', { tool = 'python_exec', arguments = { code = 'import json\nprint(json.dumps({"a": "b\\nc"}))' } })
+out.tool_text = ui:text()
+-- the model server is down after the router's plan: one error, no plan that never ran
+local down = ui:begin('Ask: hi')
+ui:apply({ run_id = 'B', type = 'plan', data = { kind = 'direct', steps = { 'Answer directly' } } })
+ui:apply({ run_id = 'B', type = 'step_start', data = { step = 1, description = 'Answer directly' } })
+ui:apply({ run_id = 'B', type = 'error', data = { message = 'The Ollama server is not answering.' } })
+ui:apply({ run_id = 'B', type = 'done',
+           data = { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' } })
+ui:complete(down, { answer = 'The Ollama server is not answering.', stop_reason = 'model_unavailable' })
+out.down_text = ui:text()
+ui:show(false)
+local config = vim.api.nvim_win_get_config(ui.win)
+out.title = config.title ~= nil and vim.inspect(config.title) or vim.NIL
+out.title_float = ui.title_win ~= nil
+  and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(ui.title_win), 0, -1, false)[1] or vim.NIL
+out.winhighlight = vim.api.nvim_win_get_option(ui.win, 'winhighlight')
+local function bg(group) return vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID(group)), 'bg#') end
+out.float_bg, out.pmenu_bg = bg('CortexFloat'), bg('Pmenu')
+ui:close()
+out.title_closed = ui.title_win == nil
+vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.PROBE_OUT)
+"""
+
+
+@pytest.mark.parametrize("label", ["0.7", "0.11"])
+def test_tool_lines_one_error_and_a_titled_float(label: str, tmp_path: Path) -> None:
+    nvim = NVIMS[label]
+    if nvim.path is None:
+        pytest.skip(nvim.why_missing)
+    seen = json.loads(run_probe(nvim.path, LINES_PROBE, tmp_path))
+    tool_lines = [line for line in seen["tool_text"].split("\n") if line.startswith(("⚙", "✔", "✘"))]
+    assert tool_lines == [
+        '⚙ write_file notes.txt · content: "Hello from Cortex!" (2 lines)',
+        "✔ write_file: Created notes.txt (31 bytes); the editor applied the edit. …",
+        '⚙ python_exec · code: "import json" (2 lines)',
+    ], tool_lines
+    assert "\\n" not in seen["tool_text"] and "{" not in seen["tool_text"].split("\n", 1)[1]
+    down = seen["down_text"]
+    assert down.count("The Ollama server is not answering.") == 1, down
+    assert "Plan" not in down and "▶" not in down, down  # no plan that never ran
+    # the key hints: the border's title on 0.9+, a one-line float over the border on 0.7
+    hint = seen["title"] if label != "0.7" else seen["title_float"]
+    assert hint is not None and "q close" in hint and "ga apply" in hint, seen
+    assert "NormalFloat:CortexFloat" in seen["winhighlight"]
+    assert seen["float_bg"] != seen["pmenu_bg"] or seen["pmenu_bg"] == "", seen  # not the magenta Pmenu look
+    assert seen["title_closed"] is True

@@ -8,7 +8,7 @@ local state = require('cortex.state')
 
 local M = {}
 
-local AGENT_COMMANDS = { ['cortex.ask'] = true, ['cortex.explain'] = true }
+local AGENT_COMMANDS = { ['cortex.ask'] = true, ['cortex.explain'] = true, ['cortex.fix'] = true }
 
 local function utf16_len(text)
   if vim.fn.has('nvim-0.11') == 1 then
@@ -38,8 +38,10 @@ local function title_for(command, args)
     return 'Ask: ' .. (#msg > 80 and (msg:sub(1, 80) .. '…') or msg)
   elseif command == 'cortex.explain' then
     return (args.diagnostic and 'Explain error in ' or 'Explain ') .. file
+  elseif command == 'cortex.fix' then
+    return 'Fix error in ' .. file
   elseif command == 'cortex.run' then
-    return 'Run ' .. file
+    return (args.range and 'Run ' or 'Run file ') .. file
   end
   return command
 end
@@ -52,6 +54,9 @@ local function run_result_lines(result)
     return { 'Not run: ' .. tostring(result.reason or 'the sandbox refused it') }
   end
   local out = {}
+  if type(result.summary) == 'string' and result.summary ~= '' then
+    table.insert(out, result.summary:sub(1, 1):upper() .. result.summary:sub(2))
+  end
   local function add(label, text)
     if type(text) == 'string' and text ~= '' then
       table.insert(out, label)
@@ -66,14 +71,15 @@ local function run_result_lines(result)
   if type(result.error) == 'string' then
     table.insert(out, 'Error: ' .. result.error)
   end
-  return #out > 0 and out or { '(ran with no output)' }
+  return #out > 0 and out or { 'Ran with no output.' }
 end
 
 -- Send a Cortex command. Agent commands open the answer window and stream into it.
 -- `on_result(err, result)` is called when the server answers.
 local START_RETRIES, START_RETRY_MS = 300, 100 -- wait up to 30 s for a server that is still starting
 
-function M.execute(command, args, on_result, bufnr, attempt)
+-- `how.float == false`: do not open the answer window (the chat shows the run itself).
+function M.execute(command, args, on_result, bufnr, how, attempt)
   local client = lsp.client(bufnr)
   if not client then
     local id = lsp.attach(bufnr)
@@ -87,7 +93,7 @@ function M.execute(command, args, on_result, bufnr, attempt)
         vim.api.nvim_echo({ { 'Cortex: starting the server…', 'ModeMsg' } }, false, {})
       end
       vim.defer_fn(function()
-        M.execute(command, args, on_result, bufnr, attempt + 1)
+        M.execute(command, args, on_result, bufnr, how, attempt + 1)
       end, START_RETRY_MS)
       return true
     end
@@ -98,9 +104,12 @@ function M.execute(command, args, on_result, bufnr, attempt)
     return false
   end
   local key
+  local float = state.opts.open_float and not (how and how.float == false)
   if AGENT_COMMANDS[command] then
-    key = state.ui:begin(title_for(command, args or {}))
-    if state.opts.open_float then
+    local a = args or {}
+    key = state.ui:begin(title_for(command, a), a.uri and { uri = a.uri, range = a.range } or nil)
+    state.ui:run(key).quiet = how ~= nil and how.float == false
+    if float then
       state.ui:show(false)
     end
   end
@@ -119,7 +128,9 @@ function M.execute(command, args, on_result, bufnr, attempt)
     elseif key then
       state.ui:complete(key, result)
       if type(result) == 'table' and result.stop_reason == 'model_unavailable' then
-        if not state.model_down_shown then -- once, until a run answers again
+        -- the answer window (or the chat) shows the error; a message only when nothing else does, and
+        -- once until a run answers again
+        if not state.model_down_shown and not float and not (how and how.float == false) then
           state.model_down_shown = true
           vim.notify('Cortex: ' .. tostring(result.answer) .. '\nCheck settings.ollama_base_url in setup{} or run :CortexDoctor.',
             vim.log.levels.ERROR)
@@ -135,12 +146,12 @@ function M.execute(command, args, on_result, bufnr, attempt)
       state.ui:show(false)
     end
     state.ui:refresh()
-    state.emit({ kind = 'result', command = command, err = err, result = result })
+    state.emit({ kind = 'result', command = command, err = err, result = result, key = key })
     if on_result then
       on_result(err, result)
     end
   end, bufnr)
-  return true
+  return true, key
 end
 
 function M.ask(message, opts)
@@ -163,7 +174,21 @@ local function on_code(command, opts)
     vim.notify('Cortex: open a file first', vim.log.levels.WARN)
     return false
   end
-  return M.execute(command, { uri = vim.uri_from_bufnr(bufnr), range = command_range(bufnr, opts) }, nil, bufnr)
+  -- in the session, so a follow-up question still has the code
+  local args = { uri = vim.uri_from_bufnr(bufnr), range = command_range(bufnr, opts), session_id = state.session_id }
+  return M.execute(command, args, nil, bufnr)
+end
+
+-- Apply the code block at the cursor of the answer window (cortex/apply.lua).
+function M.apply_block()
+  local fallback
+  local alt = vim.fn.bufnr('#')
+  for _, b in ipairs({ alt, vim.api.nvim_get_current_buf() }) do
+    if b > 0 and vim.api.nvim_buf_is_valid(b) and root.is_file_buffer(b) then
+      fallback = vim.uri_from_bufnr(b)
+    end
+  end
+  return require('cortex.apply').from_answer(state.ui, M.execute, fallback)
 end
 
 local function memory(opts)
@@ -285,14 +310,26 @@ function M.create_commands()
   cmd('CortexCancel', function()
     lsp.cancel()
   end, { desc = 'Cancel the running Cortex request' })
+  cmd('CortexApply', function()
+    M.apply_block()
+  end, { desc = 'Apply the code block at the cursor of the answer (reviewed as a diff)' })
+  cmd('CortexChat', function(opts)
+    require('cortex.chat').open(opts)
+  end, { range = true, bang = true, desc = 'Chat about the range or the buffer (! without context)' })
+  cmd('CortexHistory', function()
+    require('cortex.chat').pick_session()
+  end, { desc = 'Reopen a past session in the chat' })
 end
 
 -- Code actions arrive as commands named cortex.*: route them through the plugin so the answer
 -- window opens and the result is shown.
 function M.register_lsp_commands()
-  for name, _ in pairs({ ['cortex.ask'] = 1, ['cortex.explain'] = 1, ['cortex.run'] = 1 }) do
+  for name, _ in pairs({ ['cortex.ask'] = 1, ['cortex.explain'] = 1, ['cortex.run'] = 1, ['cortex.fix'] = 1 }) do
     vim.lsp.commands[name] = function(command, ctx)
-      local args = (command.arguments or {})[1]
+      local args = vim.deepcopy((command.arguments or {})[1] or {})
+      if args.session_id == nil and state.session_id and name ~= 'cortex.ask' then
+        args.session_id = state.session_id -- a follow-up question still has the code
+      end
       M.execute(command.command, args, nil, ctx and ctx.bufnr)
     end
   end

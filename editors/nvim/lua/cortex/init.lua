@@ -1,7 +1,8 @@
 -- Cortex for Neovim's built-in LSP client: starts `cortex-lsp` for every file buffer (any filetype),
--- adds :CortexAsk, :CortexExplain, :CortexRun, :CortexMemory, :CortexDoctor (and :CortexAnswer,
--- :CortexCancel, :CortexNewSession), streams answers from `cortex/event` into a floating window and
--- shows `$/progress` in the echo area and the statusline (require('cortex').status()).
+-- adds :CortexAsk, :CortexExplain, :CortexRun, :CortexChat, :CortexApply, :CortexMemory, :CortexDoctor
+-- (and :CortexAnswer, :CortexCancel, :CortexNewSession, :CortexHistory), streams answers from
+-- `cortex/event` into a floating window (or the chat buffer, cortex/chat.lua) and shows `$/progress`
+-- in the echo area and the statusline (require('cortex').status()).
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client; no LspProgress) and 0.10+/0.11 (vim.lsp.start;
 -- LspProgress). This is the public entry (setup{} and the functions below); the work is in
@@ -40,6 +41,8 @@ local defaults = {
   -- the answer window, <leader>cx cancel; or a table { ask = '…', explain = '…', … } (false: none)
   keymaps = false,
   float = { width = 0.6, height = 0.5, border = 'rounded' },
+  -- how long the statusline keeps the last run's summary (ms)
+  status_clear_ms = 3000,
 }
 
 -- Subscribe to what the plugin sees: {kind='event'|'progress'|'result'|'edit', ...}. Returns an
@@ -78,7 +81,7 @@ M.ask = commands.ask
 
 function M.setup(opts)
   state.opts = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
-  state.ui = UI.new({ float = state.opts.float })
+  state.ui = UI.new({ float = state.opts.float, on_apply = function() commands.apply_block() end })
   commands.create_commands()
   commands.register_lsp_commands()
   local group = vim.api.nvim_create_augroup('cortex', { clear = true })

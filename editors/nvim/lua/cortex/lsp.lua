@@ -21,8 +21,8 @@ local function on_event(_, result)
   if type(result) ~= 'table' then
     return
   end
-  state.ui:apply(result)
-  if state.opts.open_float then
+  local run = state.ui:run(state.ui:apply(result))
+  if state.opts.open_float and not (run and run.quiet) then
     state.ui:show(false)
   else
     state.ui:refresh()

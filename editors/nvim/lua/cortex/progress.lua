@@ -27,7 +27,7 @@ function M.update(token, value)
         state.status = ''
         pcall(vim.cmd, 'redrawstatus')
       end
-    end, 3000)
+    end, (state.opts and state.opts.status_clear_ms) or 3000)
   end
   state.status = string.format('%s: %s', entry.title or 'Cortex', entry.message or '')
   if state.opts and state.opts.echo_progress then

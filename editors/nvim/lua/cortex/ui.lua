@@ -1,58 +1,17 @@
 -- The answer window: a transcript of runs rebuilt from `cortex/event` notifications and command
--- results, shown in a floating window that updates while a run streams (without taking focus).
+-- results, shown in a floating window that updates (and redraws) while a run streams, without taking
+-- focus; its title shows the keys (on 0.7 too, as a one-line float over the border).
 local M = {}
 M.__index = M
 
+local F = require('cortex.format')
+local W = require('cortex.window')
+
 local MAX_RUNS = 20
+local str, basename = F.str, F.basename
 
-local function str(value, fallback)
-  if type(value) == 'string' then
-    return value
-  end
-  if value == nil or value == vim.NIL then
-    return fallback or ''
-  end
-  local ok, encoded = pcall(vim.fn.json_encode, value)
-  return ok and encoded or tostring(value)
-end
-
-local function basename(uri)
-  local name = str(uri):match('([^/]+)$') or str(uri)
-  return (name:gsub('%%(%x%x)', function(h)
-    return string.char(tonumber(h, 16))
-  end))
-end
-
-local STOP_LABELS = {
-  model_unavailable = 'model unavailable',
-  step_budget = 'stopped: step budget used up',
-  time_budget = 'stopped: time budget used up',
-  error = 'failed',
-}
 M.FAILED = { model_unavailable = true, error = true }
-
-function M.summary(result)
-  local stop = str(result.stop_reason, 'done')
-  local parts = { STOP_LABELS[stop] or stop }
-  local calls = type(result.tool_calls) == 'table' and #result.tool_calls or 0
-  local written, unwritten = {}, {}
-  for _, e in ipairs(type(result.edits) == 'table' and result.edits or {}) do
-    table.insert(type(e) == 'table' and e.applied == true and written or unwritten, basename(type(e) == 'table' and e.uri or ''))
-  end
-  if calls > 0 then
-    table.insert(parts, calls .. ' tool call' .. (calls == 1 and '' or 's'))
-  end
-  if #written > 0 then
-    table.insert(parts, 'written: ' .. table.concat(written, ', '))
-  end
-  if #unwritten > 0 then
-    table.insert(parts, 'not written: ' .. table.concat(unwritten, ', '))
-  end
-  if type(result.elapsed_ms) == 'number' then
-    table.insert(parts, string.format('%.1f s', result.elapsed_ms / 1000))
-  end
-  return table.concat(parts, ' · ')
-end
+M.summary = F.summary
 
 function M.new(opts)
   local self = setmetatable({}, M)
@@ -82,9 +41,11 @@ function M:_find(key)
 end
 
 -- Start a run the user asked for; the first event with an unknown run id attaches to it.
-function M:begin(title)
+-- `context` ({uri, range}): the file (and range) the run is about; Apply puts a code block there.
+function M:begin(title, context)
   self.counter = self.counter + 1
-  local run = { key = 'local-' .. self.counter, title = title, blocks = {}, streamed = false, finished = false }
+  local run = { key = 'local-' .. self.counter, title = title, blocks = {}, streamed = false, finished = false,
+                context = context }
   self:_push(run)
   return run.key
 end
@@ -143,13 +104,23 @@ local function finish(run, data)
     return
   end
   if type(data.answer) == 'string' and data.answer ~= '' and M.FAILED[str(data.stop_reason)] then
-    local kept = {}
+    -- one error line: the `error` event's, or the answer's; and no plan when no step ran (the model
+    -- was down: the plan was the router's guess, never carried out)
+    local kept, shown = {}, false
+    local ran = type(data.tool_calls) == 'table' and #data.tool_calls > 0
     for _, b in ipairs(run.blocks) do
-      if b.kind ~= 'text' then
+      if b.kind == 'error' then
+        if not shown then
+          table.insert(kept, b)
+          shown = true
+        end
+      elseif b.kind ~= 'text' and (ran or (b.kind ~= 'plan' and not (b.kind == 'line' and b.step))) then
         table.insert(kept, b)
       end
     end
-    table.insert(kept, { kind = 'line', text = 'Error: ' .. data.answer })
+    if not shown then
+      table.insert(kept, { kind = 'error', text = 'Error: ' .. data.answer })
+    end
     run.blocks = kept
   elseif type(data.answer) == 'string' and data.answer ~= '' then
     set_answer(run, data.answer)
@@ -170,13 +141,11 @@ function M:apply(event)
     end
     table.insert(run.blocks, { kind = 'plan', plan_kind = str(d.kind, 'direct'), steps = steps })
   elseif t == 'step_start' then
-    table.insert(run.blocks, { kind = 'line', text = '▶ ' .. str(d.description or d.step) })
+    table.insert(run.blocks, { kind = 'line', step = true, text = '▶ ' .. str(d.description or d.step) })
   elseif t == 'tool_call' then
-    table.insert(run.blocks, { kind = 'line', text = '⚙ ' .. str(d.tool, 'tool') .. ' ' .. str(d.arguments, '{}') })
+    table.insert(run.blocks, { kind = 'line', text = F.tool_call(d.tool, d.arguments) })
   elseif t == 'tool_result' then
-    local mark = d.success == false and '✘ ' or '✔ '
-    local out = str(d.output):gsub('\n.*', ' …')
-    table.insert(run.blocks, { kind = 'line', text = mark .. str(d.tool, 'tool') .. (out ~= '' and (': ' .. out) or '') })
+    table.insert(run.blocks, { kind = 'line', text = F.tool_result(d.tool, d.success, d.output or d.error) })
   elseif t == 'token' then
     if not run.finished then
       append_text(run, str(d.value))
@@ -186,7 +155,11 @@ function M:apply(event)
     local state = d.applied == true and 'written' or ('not written' .. (why ~= '' and (': ' .. why) or ''))
     table.insert(run.blocks, { kind = 'line', text = '✏ ' .. str(d.kind, 'edit') .. ' ' .. basename(d.uri) .. ' — ' .. state })
   elseif t == 'error' then
-    table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. str(d.message, 'error') })
+    local text = 'Error: ' .. str(d.message, 'error')
+    local last = run.blocks[#run.blocks]
+    if not (last and last.kind == 'error' and last.text == text) then
+      table.insert(run.blocks, { kind = 'error', text = text })
+    end
   elseif t == 'done' then
     finish(run, d)
   end
@@ -207,9 +180,14 @@ end
 function M:fail(key, message)
   local run = self:_find(key)
   if run then
-    table.insert(run.blocks, { kind = 'line', text = 'Error: ' .. message })
+    table.insert(run.blocks, { kind = 'error', text = 'Error: ' .. message })
     run.finished = true
   end
+end
+
+-- The run with `key` (nil: the one shown).
+function M:run(key)
+  return key and self:_find(key) or self.current
 end
 
 function M:note(title, lines)
@@ -264,8 +242,8 @@ end
 -- Where it opens (`float.position`): 'right' (default: a side float over the right part of the
 -- editor, full height, so the code stays visible), 'center' (the classic float), or 'split' (a real
 -- vertical split on the right). Markdown is rendered with treesitter where available (0.10+) and
--- conceal; lines wrap at word boundaries; the title (0.9+) shows the keys.
-local HINT = ' q/<Esc> close · ]r [r other runs · :CortexRuns '
+-- conceal; lines wrap at word boundaries; the title shows the keys (cortex/window.lua).
+local HINT = ' q close · ]r [r runs · ga apply block '
 
 function M:_ensure_buf()
   if self.buf and vim.api.nvim_buf_is_valid(self.buf) then
@@ -284,6 +262,11 @@ function M:_ensure_buf()
   map('<Esc>', function() self:close() end)
   map(']r', function() self:step_run(1) end)
   map('[r', function() self:step_run(-1) end)
+  map('ga', function()
+    if self.opts.on_apply then
+      self.opts.on_apply(self)
+    end
+  end)
   if vim.treesitter and vim.treesitter.start and vim.fn.has('nvim-0.10') == 1 then
     pcall(vim.treesitter.start, buf, 'markdown')
   end
@@ -306,11 +289,7 @@ function M:_window_config()
     config.width, config.height = width, math.max(3, rows - 4)
     config.row, config.col = 0, cols - width - 2
   end
-  if vim.fn.has('nvim-0.9') == 1 then
-    config.title = HINT
-    config.title_pos = 'right'
-  end
-  return config
+  return W.with_title(config, HINT)
 end
 
 function M:show(focus)
@@ -327,9 +306,20 @@ function M:show(focus)
         vim.api.nvim_set_current_win(back)
       end
     else
-      self.win = vim.api.nvim_open_win(buf, focus == true, self:_window_config())
+      local config = self:_window_config()
+      self.win = vim.api.nvim_open_win(buf, focus == true, config)
+      W.close(self.title_win)
+      self.title_win = W.open_title(self.win, config, HINT)
+      local win, title_win = self.win, self.title_win
+      if title_win then -- the title goes with its window, however that is closed
+        vim.api.nvim_create_autocmd('WinClosed', { pattern = tostring(win), once = true, callback = function()
+          vim.schedule(function() W.close(title_win) end)
+        end })
+      end
     end
-    for option, value in pairs({ wrap = true, linebreak = true, breakindent = true, conceallevel = 2 }) do
+    W.define_highlights()
+    for option, value in pairs({ wrap = true, linebreak = true, breakindent = true, conceallevel = 2,
+                                 winhighlight = W.WINHIGHLIGHT }) do
       pcall(vim.api.nvim_win_set_option, self.win, option, value)
     end
     self.shown_key = nil
@@ -396,6 +386,7 @@ function M:refresh()
       pcall(vim.api.nvim_win_set_cursor, self.win, { #lines, 0 })
     end
     self.shown_key = self.current and self.current.key
+    W.redraw()
   end
 end
 
@@ -403,7 +394,38 @@ function M:close()
   if self.win and vim.api.nvim_win_is_valid(self.win) then
     vim.api.nvim_win_close(self.win, true)
   end
-  self.win = nil
+  W.close(self.title_win)
+  self.win, self.title_win = nil, nil
+end
+
+-- The fenced code block at (or else the last one above, else the first below) line `lnum` of the shown
+-- run: { text, info, first, last } (info: what follows the opening fence), or nil.
+function M:code_block(lnum)
+  local lines = self:lines()
+  local blocks, open = {}, nil
+  for i, l in ipairs(lines) do
+    local fence, info = l:match('^%s*(```+)%s*(.-)%s*$')
+    if fence and not open then
+      open = { first = i, fence = fence, info = info }
+    elseif fence and open and #fence >= #open.fence and info == '' then
+      open.last = i
+      open.text = table.concat(vim.list_slice(lines, open.first + 1, i - 1), '\n')
+      table.insert(blocks, open)
+      open = nil
+    end
+  end
+  local above, below
+  for _, b in ipairs(blocks) do
+    if lnum >= b.first and lnum <= b.last then
+      return b
+    end
+    if b.last < lnum then
+      above = b
+    elseif not below then
+      below = b
+    end
+  end
+  return above or below
 end
 
 return M

@@ -1,0 +1,35 @@
+"""``cortex.fix``: the request "Fix this error" makes of a diagnostic in a file.
+
+The user's pick of *Fix this error* on a file is their ask to change that file: the request's own words
+name the file with an update verb, so the write grant (guards/grants.py) allows replacing exactly that
+file and the write is labelled asked. The diagnostic and the file's text go with the request as data;
+the edit is a reviewed write like every other. :func:`fix_words` refuses a path the words can't name
+exactly (the grant would then be another file or none).
+"""
+
+from __future__ import annotations
+
+from cortex_lsp.guards.intent import parse_intent
+
+
+class Unnameable(ValueError):
+    """The file's path can't be named in a request so that the grant is exactly that file."""
+
+
+def fix_words(relative: str) -> str:
+    """The request's words for fixing ``relative``; raises :class:`Unnameable` when the grant they make
+    is not exactly that file."""
+    words = f"Fix the error in {relative} and update {relative} with the fix."
+    grant = parse_intent(words).write_grant
+    if grant.replace != frozenset({relative}) or grant.create or grant.unnamed_create:
+        raise Unnameable(f"Cortex can't name {relative!r} exactly in a request (spaces or unusual characters "
+                         "in the path); rename it or ask in the chat")
+    return words
+
+
+def diagnostic_text(message: str, line: int | None = None, source: str | None = None,
+                    code: str | int | None = None) -> str:
+    """The diagnostic as the model reads it: ``line 5: name 'x' is not defined (pyright, reportUndefined)``."""
+    where = f"line {line + 1}: " if line is not None else ""
+    origin = ", ".join(str(x) for x in (source, code) if x not in (None, ""))
+    return f"{where}{message}" + (f" ({origin})" if origin else "")
