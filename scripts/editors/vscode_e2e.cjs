@@ -241,7 +241,9 @@ async function chatFrame(page) {
   }, 30000, 300);
 }
 
-async function main() {
+// Install the .vsix, start code-server on the scenario's workspace and open it in Chromium: the page
+// and the user-data folder, or undefined (the failure is recorded and the driver is finishing).
+async function launch() {
   const userData = path.join(scenario.work, "user-data");
   const extensions = path.join(scenario.work, "extensions");
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
@@ -285,7 +287,8 @@ async function main() {
     }
   });
   if (!installed) {
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
   const started = await step("start_code_server", async () => {
@@ -299,7 +302,8 @@ async function main() {
     await until("code-server /healthz", () => healthy(scenario.port), 60000, 300);
   });
   if (!started) {
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
   const { chromium } = require(scenario.playwrightCore);
@@ -320,9 +324,19 @@ async function main() {
   });
   if (!ready) {
     await screenshot(page, "workbench");
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
+  return { page, userData };
+}
+
+async function main() {
+  const launched = await launch();
+  if (!launched) {
+    return;
+  }
+  const { page, userData } = launched;
   await step("open_file", async () => {
     await openFile(page, "calc.py");
     await until("calc.py in the editor", async () => (await editorText(page)).includes("def add(a, b):"), 20000);
@@ -452,13 +466,16 @@ async function main() {
     await input.waitFor({ state: "visible" });
     await input.fill(message);
     await page.keyboard.press("Enter");
-    const toast = page.locator(".notification-toast", { hasText: "review the diff" }).first();
+    const toast = page.locator(".notification-toast", { hasText: "waiting for your review" }).first();
     await toast.waitFor({ state: "visible", timeout: 60000 });
+    const card = (await chatFrame(page)).locator(".review-card");
+    await card.waitFor({ state: "visible", timeout: 15000 });
     const tab = page.locator(".tabs-container .tab", { hasText: file }).first();
     await tab.waitFor({ state: "visible", timeout: 15000 });
     const target = path.join(scenario.workspace, file);
     const seen = {
       toast: await toast.innerText(),
+      card: await card.innerText(),
       tab: await tab.getAttribute("aria-label"),
       diff_editor: (await page.locator(".monaco-diff-editor").count()) > 0,
       title_actions: await page.locator(".editor-actions .action-label").evaluateAll((els) =>
@@ -467,7 +484,8 @@ async function main() {
     };
     await screenshot(page, shot);
     await sleep(waitMs); // a slow review: longer than the tool time-out
-    await toast.locator(".monaco-button", { hasText: choice }).first().click();
+    // the chat's review card: the durable place to decide
+    await card.locator("button.review-act", { hasText: choice }).click();
     await tab.waitFor({ state: "hidden", timeout: 15000 });
     return seen;
   }
@@ -615,7 +633,11 @@ async function main() {
   return finish(out.failures.length ? 1 : 0);
 }
 
-main().catch((err) => {
-  out.failures.push(`driver: ${err && err.stack ? err.stack : err}`);
-  void finish(1);
-});
+module.exports = { scenario, out, launch, finish, step, until, sleep, screenshot, framesText, runPalette, openFile, editorText, chatFrame, chooseAction };
+
+if (require.main === module) {
+  main().catch((err) => {
+    out.failures.push(`driver: ${err && err.stack ? err.stack : err}`);
+    void finish(1);
+  });
+}

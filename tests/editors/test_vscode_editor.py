@@ -219,7 +219,8 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
     # accepted after longer than the tool time-out: the file is on disk and saved (no dirty tab)
     accept = out["review_accept"]
     assert accept["diff_editor"] is True and WRITE_FILE in accept["tab"], accept
-    assert "Accept" in accept["toast"] and "Reject" in accept["toast"], accept
+    assert f"create {WRITE_FILE}" in accept["toast"], accept
+    assert "Waiting for your review" in accept["card"] and "Accept" in accept["card"] and "Reject" in accept["card"], accept
     assert any("Accept Edit" in a for a in accept["title_actions"]), accept["title_actions"]
     assert accept["on_disk_during_review"] is False
     assert out["disk_after_accept"] == NOTE_TEXT

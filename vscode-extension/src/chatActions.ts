@@ -87,6 +87,10 @@ export async function applyBlock(host: ChatHost, code: string, info: string, act
   }
   if (range) {
     args.range = range;
+    if (range.end.character !== 0) {
+      // the range ends inside its last line: the block's final line break would add an empty line
+      args.text = text.replace(/\r?\n$/, "");
+    }
   }
   try {
     const result = await host.request(SERVER_COMMANDS.apply, args);

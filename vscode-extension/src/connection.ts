@@ -140,8 +140,8 @@ export class Connection {
       this.hooks.onServerProblem(`The language server failed to start: ${String(err)}.`);
       return undefined;
     }
-    this.hooks.onServerProblem(undefined);
     this.client = client;
+    this.hooks.onServerProblem(undefined);
     return client;
   }
 

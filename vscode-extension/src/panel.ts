@@ -79,7 +79,8 @@ export function panelHtml(n: string, body: string): string {
   button:disabled { opacity: 0.5; cursor: default; }
   form { position: fixed; left: 0; right: 0; bottom: 0; padding: 6px 12px; background: var(--vscode-sideBar-background, var(--vscode-editor-background)); border-top: 1px solid var(--vscode-panel-border); }
   textarea { width: 100%; box-sizing: border-box; resize: vertical; min-height: 2.6em; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); }
-  .buttons { display: flex; gap: 6px; margin-top: 4px; }
+  .buttons { display: flex; flex-wrap: wrap; gap: 4px 6px; margin-top: 4px; }
+  .buttons button { white-space: nowrap; }
   button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; }
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   strong.error, .error { color: var(--vscode-errorForeground); }

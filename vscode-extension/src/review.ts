@@ -6,7 +6,8 @@
  * diff's title bar, the keybindings, or closing the diff (= Reject). A progress notification says a
  * review is waiting: it does not hide itself and it closes when the review is decided (its Cancel
  * rejects). Accepted files are written and saved at once, so nothing is left unsaved and no empty file
- * appears before the user agrees, and the first one is opened; rejected ones leave nothing on disk. The
+ * appears before the user agrees (the chat links each one; opening it here would change the file the
+ * user works in, which the chat's context follows); rejected ones leave nothing on disk. The
  * wait has no time-out: it ends with the user's choice or when the run is cancelled. With
  * `cortex.reviewEdits` off the same writer runs without asking.
  */
@@ -165,10 +166,6 @@ export class EditReviewer implements vscode.TextDocumentContentProvider, vscode.
       const partly = written.length ? ` (written before the failure: ${written.join(", ")})` : "";
       return { applied: false, failureReason: `writing failed: ${String(err)}${partly}` };
     }
-    if (this.reviewEnabled() && prepared.length) {
-      // the accepted file, in the editor (without taking focus from the chat)
-      void vscode.window.showTextDocument(prepared[0].uri, { preview: true, preserveFocus: true }).then(undefined, () => undefined);
-    }
     return { applied: true };
   }
 
@@ -211,7 +208,7 @@ export class EditReviewer implements vscode.TextDocumentContentProvider, vscode.
       // a notification that stays while the review waits and closes when it is decided
       const warning = asked === false ? `⚠ ${description} ` : "";
       void vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Cortex wants to ${review.action}: waiting for your review.`, cancellable: true },
+        { location: vscode.ProgressLocation.Notification, title: `Cortex wants to ${review.action}, waiting for your review`, cancellable: true },
         (progress, cancel) => {
           progress.report({ message: `${warning}Accept or Reject in the chat or in the diff's title bar (Cancel rejects).` });
           listeners.push(cancel.onCancellationRequested(() => resolve("reject")));
