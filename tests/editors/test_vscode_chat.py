@@ -148,7 +148,7 @@ def test_vscode_chat_review_apply_history(model: ScriptedModelServer, tmp_path: 
     assert "replace calc.py" in apply["card"], apply
     calc = (root / "calc.py").read_text(encoding="utf-8")
     assert APPLY_MARKER in calc and "def mul(a, b):" in calc and calc.count("def add") == 1, calc
-    assert f"    return a + b\n\n\ndef mul" in calc, calc  # no stray empty line where the block ended
+    assert "    return a + b\n\n\ndef mul" in calc, calc  # no stray empty line where the block ended
     # the model died mid-answer: the streamed words stay, one error line follows, the status says so
     killed = out["killed"]
     assert KILL_PARTIAL in killed["text"], killed

@@ -220,7 +220,8 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
     accept = out["review_accept"]
     assert accept["diff_editor"] is True and WRITE_FILE in accept["tab"], accept
     assert f"create {WRITE_FILE}" in accept["toast"], accept
-    assert "Waiting for your review" in accept["card"] and "Accept" in accept["card"] and "Reject" in accept["card"], accept
+    card = accept["card"]
+    assert "Waiting for your review" in card and "Accept" in card and "Reject" in card, accept
     assert any("Accept Edit" in a for a in accept["title_actions"]), accept["title_actions"]
     assert accept["on_disk_during_review"] is False
     assert out["disk_after_accept"] == NOTE_TEXT
