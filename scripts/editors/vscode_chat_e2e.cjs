@@ -72,6 +72,16 @@ async function main() {
     await screenshot(page, "chat-context-answer");
   });
 
+  await step("mention_file", async () => {
+    // × removes the chip; #file:calc.py sends the whole file instead
+    await frame.locator("#chips .chip button").click();
+    await until("the chip to go", async () => (await frame.locator("#chips .chip").count()) === 0, 10000, 100);
+    await askInChat(frame, scenario.mentionMessage);
+    await until("the answer about the file", async () => (await chatText(frame)).includes(scenario.mentionAnswer), 60000, 250);
+    await until("the run to finish", async () => frame.locator("#stop").isDisabled(), 30000, 200);
+    out.chip_after_remove = await frame.locator("#chips .chip").count();
+  });
+
   await step("review_waits", async () => {
     await askInChat(frame, scenario.writeMessage);
     const card = frame.locator(".review-card");

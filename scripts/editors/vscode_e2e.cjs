@@ -520,7 +520,7 @@ async function main() {
       await input.waitFor({ state: "visible" });
       await input.fill(scenario.streamMessage);
       await page.keyboard.press("Enter");
-      const toast = page.locator(".notification-toast", { hasText: "Cortex" }).first();
+      const toast = page.locator(".notification-toast", { hasText: scenario.streamMessage }).first();
       await toast.waitFor({ state: "visible", timeout: 30000 });
       out.progress_toast_text = await toast.innerText();
       await screenshot(page, "progress");

@@ -1,7 +1,8 @@
 """The VS Code chat as a user works with it: code-server through Chromium (playwright-core), driven by
 scripts/editors/vscode_chat_e2e.cjs against the real server and a scripted model.
 
-One scenario, in order: the selection's context chip and what the model gets; Stop enabled only
+One scenario, in order: the selection's context chip and what the model gets; × on the chip and a
+`#file:calc.py` mention (the whole file reaches the model); Stop enabled only
 while a run streams; a write's review that waits a full minute (the chat's card and the notice are
 still there), decided in the chat with nothing left in the notification centre, the accepted file
 opened and linked; closing the diff tab rejects; *Apply to file* on a code block changes the file only
@@ -53,6 +54,9 @@ DRIVER = REPO / "scripts" / "editors" / "vscode_chat_e2e.cjs"
 REVIEW_WAIT_SECONDS = 60  # longer than any toast stays on screen
 CONTEXT_MESSAGE = "What does the selected code return?"
 CONTEXT_ANSWER = "It returns the sum of a and b, as computed by the selected function."
+MENTION_MESSAGE = "Summarise #file:calc.py briefly"
+MENTION_SENT = "Summarise calc.py briefly"
+MENTION_ANSWER = "calc.py defines add and mul."
 APPLY_MESSAGE = "Give add a docstring"
 APPLY_MARKER = '"""Return the sum of a and b."""'
 APPLY_ANSWER = f"Here it is:\n\n```python\ndef add(a, b):\n    {APPLY_MARKER}\n    return a + b\n```\n"
@@ -68,6 +72,7 @@ def _script(model: ScriptedModelServer) -> None:
     direct = json.dumps({"kind": "direct", "steps": ["Answer directly"], "tools": []})
     for message, answer, delay, cut in (
         (CONTEXT_MESSAGE, CONTEXT_ANSWER, 0.15, None),
+        (MENTION_SENT, MENTION_ANSWER, 0.0, None),
         (APPLY_MESSAGE, APPLY_ANSWER, 0.0, None),
         (KILL_MESSAGE, KILL_TEXT, 0.05, 8),
         (REGEN_MESSAGE, REGEN_ANSWER, 0.05, None),
@@ -98,6 +103,7 @@ def test_vscode_chat_review_apply_history(model: ScriptedModelServer, tmp_path: 
         "writeMessage": WRITE_MESSAGE, "writeFile": WRITE_FILE, "noteText": NOTE_TEXT,
         "reviewWaitMs": REVIEW_WAIT_SECONDS * 1000,
         "closeMessage": CLOSE_WRITE_MESSAGE, "closeFile": CLOSE_WRITE_FILE,
+        "mentionMessage": MENTION_MESSAGE, "mentionAnswer": MENTION_ANSWER,
         "applyMessage": APPLY_MESSAGE, "applyMarker": APPLY_MARKER,
         "killMessage": KILL_MESSAGE, "killPartial": KILL_PARTIAL,
         "regenMessage": REGEN_MESSAGE, "regenAnswer": REGEN_ANSWER,
@@ -129,6 +135,12 @@ def test_vscode_chat_review_apply_history(model: ScriptedModelServer, tmp_path: 
     # Stop: disabled when idle, enabled while the answer streams; what was sent is in view
     assert out["stop_disabled_idle"] is True and out["stop_enabled_running"] is True
     assert out["sent_in_view"] is True
+    # × removed the chip; #file:calc.py sent the whole file (mul is outside the earlier selection), and
+    # the model got the plain name, not the mention
+    assert out["chip_after_remove"] == 0
+    mentioned = _requests_with(model, MENTION_SENT)
+    assert mentioned and any("def mul(a, b)" in r for r in mentioned), mentioned
+    assert not _requests_with(model, "#file:")
     # the review: card and notice after a full minute, nothing on disk until Accept, decided in the chat
     review = out["review"]
     assert "Waiting for your review" in review["card"] and f"create {WRITE_FILE}" in review["card"], review

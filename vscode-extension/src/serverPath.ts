@@ -30,7 +30,7 @@ const EXE = "cortex-lsp";
 export const NOT_FOUND = "cortex-lsp was not found.";
 /** The install step that works: the server is not on any package index; it is built from its repository. */
 export const INSTALL_STEP =
-  "In a clone of the Cortex LSP repository run `make run` (it creates .venv/bin/cortex-lsp), then set cortex.serverPath to that file's full path.";
+  "Clone the Cortex LSP repository and run \"make run\" in it (this creates .venv/bin/cortex-lsp), then set cortex.serverPath to that file's full path.";
 
 function expand(value: string, lookup: ServerLookup): string {
   let out = value.trim();
