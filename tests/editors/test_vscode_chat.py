@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_PLANNER
+from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_EXECUTOR, ROLE_PLANNER
 from tests.editors.editor_scenario import (
     CLOSE_WRITE_FILE,
     CLOSE_WRITE_MESSAGE,
@@ -54,8 +54,8 @@ DRIVER = REPO / "scripts" / "editors" / "vscode_chat_e2e.cjs"
 REVIEW_WAIT_SECONDS = 60  # longer than any toast stays on screen
 CONTEXT_MESSAGE = "What does the selected code return?"
 CONTEXT_ANSWER = "It returns the sum of a and b, as computed by the selected function."
-MENTION_MESSAGE = "Summarise #file:calc.py briefly"
-MENTION_SENT = "Summarise calc.py briefly"
+MENTION_MESSAGE = "Name the functions defined in #file:calc.py"
+MENTION_SENT = "Name the functions defined in calc.py"
 MENTION_ANSWER = "calc.py defines add and mul."
 APPLY_MESSAGE = "Give add a docstring"
 APPLY_MARKER = '"""Return the sum of a and b."""'
@@ -80,6 +80,8 @@ def _script(model: ScriptedModelServer) -> None:
         model.on(Reply(content=direct), when=role(ROLE_PLANNER, message), times=None, first=True)
         model.on(Reply(content=answer, token_delay=delay, cut_after=cut), when=role(ROLE_DIRECT, message), times=None,
                  first=True)
+    # should a router read the named file first, the executor answers the same
+    model.on(Reply(content=MENTION_ANSWER), when=role(ROLE_EXECUTOR, MENTION_SENT), times=None, first=True)
 
 
 def _requests_with(model: ScriptedModelServer, text: str) -> list[str]:
