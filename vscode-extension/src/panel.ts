@@ -77,6 +77,7 @@ export function panelHtml(n: string, body: string): string {
   .review-note { margin-top: 2px; }
   .review-unasked { color: var(--vscode-errorForeground); font-weight: 600; }
   button:disabled { opacity: 0.5; cursor: default; }
+  p.empty { color: var(--vscode-descriptionForeground); }
   form { position: fixed; left: 0; right: 0; bottom: 0; padding: 6px 12px; background: var(--vscode-sideBar-background, var(--vscode-editor-background)); border-top: 1px solid var(--vscode-panel-border); }
   textarea { width: 100%; box-sizing: border-box; resize: vertical; min-height: 2.6em; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); }
   .buttons { display: flex; flex-wrap: wrap; gap: 4px 6px; margin-top: 4px; }
@@ -212,6 +213,9 @@ ${HIGHLIGHT_CSS}
 
 export const CHAT_VIEW_ID = "cortex.chat";
 
+/** What an empty chat says (our own text). */
+const EMPTY_CHAT = `<p class="empty">Ask about the code: the selection, or the file when nothing is selected, goes with the question (the chip below; × leaves it out). <code>#file:NAME</code> sends another file, <code>#selection</code> the selection. Code in answers has <em>Apply to file</em>; every write waits for your Accept. <em>History</em> reopens a past chat.</p>`;
+
 export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly transcript: AnswerTranscript;
   private view: vscode.WebviewView | undefined;
@@ -299,6 +303,9 @@ export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposabl
   }
 
   private html(): string {
+    if (this.transcript.size === 0) {
+      return EMPTY_CHAT;
+    }
     return renderPieces(this.md, this.transcript.pieces());
   }
 
