@@ -138,7 +138,8 @@ async function main() {
     await tab.waitFor({ state: "visible", timeout: 15000 });
     await tab.hover();
     await tab.locator(".tab-actions .action-label").first().click();
-    await until("the run to say it was not written", async () => (await chatText(frame)).includes(`${scenario.closeFile} was not written`), 60000, 250);
+    // the chat's edit line for the write (the extension's, from the edit event): not written
+    await until("the run to say it was not written", async () => (await chatText(frame)).includes(`${scenario.closeFile} — not written`), 60000, 250);
     out.close_tab = {
       card_left: await card.count(),
       on_disk: fs.existsSync(path.join(scenario.workspace, scenario.closeFile)),

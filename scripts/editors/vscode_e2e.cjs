@@ -505,7 +505,9 @@ async function main() {
   if (scenario.rejectMessage) {
     await step("review_reject", async () => {
       out.review_reject = await askAndReview(scenario.rejectMessage, scenario.rejectFile, "Reject", 500, "review-reject");
-      await until("the honest answer in the Cortex view", async () => (await framesText(page)).includes(`${scenario.rejectFile} was not written`), 60000, 500);
+      // the chat's edit line (the extension's, from the edit event), whatever the model claims
+      await until("the honest answer in the Cortex view", async () => (await framesText(page)).includes(`${scenario.rejectFile} — not written`), 60000, 500);
+      await until("the run to finish", async () => /answered|failed|stopped/.test((await framesText(page)).split(scenario.rejectMessage).pop()), 60000, 500);
       await sleep(1000);
       out.reject_on_disk = fs.existsSync(path.join(scenario.workspace, scenario.rejectFile));
       out.answer_after_reject = (await framesText(page)).slice(-3000);

@@ -230,8 +230,11 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
     # a rejected write leaves nothing on disk, and the answer does not claim the save
     assert out["review_reject"]["on_disk_during_review"] is False
     assert out["reject_on_disk"] is False and not (root / REJECT_FILE).exists()
-    assert REJECT_BOAST not in out["answer_after_reject"]
-    assert f"{REJECT_FILE} was not written" in out["answer_after_reject"]
+    # the chat says what happened, from the edit outcome (not from the model's words); a model claim of
+    # the save, if the server shows it at all, comes before the facts
+    answer = out["answer_after_reject"]
+    assert f"{REJECT_FILE} — not written" in answer, answer
+    assert REJECT_BOAST not in answer or answer.rindex(REJECT_BOAST) < answer.rindex(f"{REJECT_FILE} — not written"), answer
     # model down: one error notification naming the setting, with Open Settings and Run Doctor (not
     # repeated for the next ask); the answer view shows an error, never the raw stop reason
     toast = out["model_down_toast"]

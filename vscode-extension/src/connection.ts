@@ -24,17 +24,6 @@ function isExecutable(file: string): boolean {
   }
 }
 
-/** The missing-server notice: the message with the install step, and the settings to fix it. */
-export function showServerProblem(message: string): void {
-  void vscode.window.showErrorMessage(`Cortex: ${message}`, "Set cortex.serverPath", "Retry").then((choice) => {
-    if (choice === "Set cortex.serverPath") {
-      void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
-    } else if (choice === "Retry") {
-      void vscode.commands.executeCommand("cortex.ui.restartServer");
-    }
-  });
-}
-
 export interface ConnectionHooks {
   output: vscode.OutputChannel;
   declarations: SettingDeclaration[];
@@ -177,4 +166,15 @@ export class Connection {
       void this.client.sendNotification("workspace/didChangeConfiguration", { settings: { cortex: this.settings() } });
     }
   }
+}
+
+/** The missing-server notice: the message with the install step, and the settings to fix it. */
+export function showServerProblem(message: string): void {
+  void vscode.window.showErrorMessage(`Cortex: ${message}`, "Set cortex.serverPath", "Retry").then((choice) => {
+    if (choice === "Set cortex.serverPath") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
+    } else if (choice === "Retry") {
+      void vscode.commands.executeCommand("cortex.ui.restartServer");
+    }
+  });
 }
