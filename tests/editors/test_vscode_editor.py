@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_lsp.agent.prompts import ROLE_DIRECT
 from tests.editors.editor_scenario import (
     ASK_ANSWER,
     ASK_MESSAGE,
@@ -34,15 +35,17 @@ from tests.editors.editor_scenario import (
     REJECT_BOAST,
     REJECT_FILE,
     REJECT_MESSAGE,
+    STREAM_ANSWER,
     STREAM_MESSAGE,
     WRITE_ANSWER,
     WRITE_FILE,
     WRITE_MESSAGE,
     make_workspace,
+    role,
     script_model,
 )
 from tests.lsp_harness import server_env
-from tests.scripted_model import ScriptedModelServer
+from tests.scripted_model import Reply, ScriptedModelServer
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -143,6 +146,9 @@ def test_vscode_lightbulb_palette_and_write(model: ScriptedModelServer, spare: S
         pytest.skip(why)
     root = make_workspace(tmp_path)
     script_model(model)
+    # the streaming run lasts long enough (16 s) for its progress notice to be cancelled on a loaded machine
+    model.on(Reply(content=STREAM_ANSWER, token_delay=0.2), when=role(ROLE_DIRECT, STREAM_MESSAGE), times=None,
+             first=True)
     script_model(spare)
     work = tmp_path / "vscode"
     work.mkdir()
