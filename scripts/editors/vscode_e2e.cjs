@@ -170,12 +170,21 @@ async function runPalette(page, label) {
 }
 
 async function openFile(page, name) {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible", timeout: 15000 });
-  await input.fill(name);
+  // Quick Open lists the file once the folder is indexed (slow on a loaded machine): ask again until it does
   const item = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
-  await item.waitFor({ state: "visible", timeout: 15000 });
+  await until(`${name} in Quick Open`, async () => {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 15000 });
+    await input.fill(name);
+    try {
+      await item.waitFor({ state: "visible", timeout: 10000 });
+      return true;
+    } catch {
+      await page.keyboard.press("Escape");
+      return false;
+    }
+  }, 90000, 500);
   await item.click();
   await page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor({ timeout: 15000 });
 }
