@@ -17,10 +17,12 @@ bag of words, so texts that share words are near each other (real similarity, no
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -56,6 +58,9 @@ class Reply:
     #: how the flood comes: ``tokens`` (4 KB per message), ``line`` (one message: a single giant token),
     #: ``tool_args`` (one ``write_file`` call whose ``content`` argument is the flood)
     flood_as: Literal["tokens", "line", "tool_args"] = "tokens"
+
+    #: drop the connection after this many streamed tokens (a model server dying mid-answer)
+    cut_after: int | None = None
 
 
 FLOOD_PIECE = 4096
@@ -246,6 +251,12 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+        def _cut(self) -> None:
+            """Close the connection mid-stream, as a model server that died would."""
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
         def _delay(self, reply: Reply) -> float:
             return reply.token_delay or server.pace()
 
@@ -335,8 +346,11 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             self._start_stream("application/x-ndjson")
             delay = self._delay(reply)
-            for token in _tokens(reply.content):
+            for sent, token in enumerate(_tokens(reply.content)):
                 if delay and server.wait(delay):
+                    return
+                if reply.cut_after is not None and sent >= reply.cut_after:
+                    self._cut()
                     return
                 line = {"model": model, "created_at": created,
                         "message": {"role": "assistant", "content": token}, "done": False}

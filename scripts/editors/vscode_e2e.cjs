@@ -170,12 +170,21 @@ async function runPalette(page, label) {
 }
 
 async function openFile(page, name) {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible", timeout: 15000 });
-  await input.fill(name);
+  // Quick Open lists the file once the folder is indexed (slow on a loaded machine): ask again until it does
   const item = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
-  await item.waitFor({ state: "visible", timeout: 15000 });
+  await until(`${name} in Quick Open`, async () => {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 15000 });
+    await input.fill(name);
+    try {
+      await item.waitFor({ state: "visible", timeout: 10000 });
+      return true;
+    } catch {
+      await page.keyboard.press("Escape");
+      return false;
+    }
+  }, 90000, 500);
   await item.click();
   await page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor({ timeout: 15000 });
 }
@@ -241,7 +250,9 @@ async function chatFrame(page) {
   }, 30000, 300);
 }
 
-async function main() {
+// Install the .vsix, start code-server on the scenario's workspace and open it in Chromium: the page
+// and the user-data folder, or undefined (the failure is recorded and the driver is finishing).
+async function launch() {
   const userData = path.join(scenario.work, "user-data");
   const extensions = path.join(scenario.work, "extensions");
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
@@ -285,7 +296,8 @@ async function main() {
     }
   });
   if (!installed) {
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
   const started = await step("start_code_server", async () => {
@@ -299,7 +311,8 @@ async function main() {
     await until("code-server /healthz", () => healthy(scenario.port), 60000, 300);
   });
   if (!started) {
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
   const { chromium } = require(scenario.playwrightCore);
@@ -320,9 +333,19 @@ async function main() {
   });
   if (!ready) {
     await screenshot(page, "workbench");
-    return finish(1);
+    await finish(1);
+    return undefined;
   }
 
+  return { page, userData };
+}
+
+async function main() {
+  const launched = await launch();
+  if (!launched) {
+    return;
+  }
+  const { page, userData } = launched;
   await step("open_file", async () => {
     await openFile(page, "calc.py");
     await until("calc.py in the editor", async () => (await editorText(page)).includes("def add(a, b):"), 20000);
@@ -452,13 +475,16 @@ async function main() {
     await input.waitFor({ state: "visible" });
     await input.fill(message);
     await page.keyboard.press("Enter");
-    const toast = page.locator(".notification-toast", { hasText: "review the diff" }).first();
+    const toast = page.locator(".notification-toast", { hasText: "waiting for your review" }).first();
     await toast.waitFor({ state: "visible", timeout: 60000 });
+    const card = (await chatFrame(page)).locator(".review-card");
+    await card.waitFor({ state: "visible", timeout: 15000 });
     const tab = page.locator(".tabs-container .tab", { hasText: file }).first();
     await tab.waitFor({ state: "visible", timeout: 15000 });
     const target = path.join(scenario.workspace, file);
     const seen = {
       toast: await toast.innerText(),
+      card: await card.innerText(),
       tab: await tab.getAttribute("aria-label"),
       diff_editor: (await page.locator(".monaco-diff-editor").count()) > 0,
       title_actions: await page.locator(".editor-actions .action-label").evaluateAll((els) =>
@@ -467,7 +493,8 @@ async function main() {
     };
     await screenshot(page, shot);
     await sleep(waitMs); // a slow review: longer than the tool time-out
-    await toast.locator(".monaco-button", { hasText: choice }).first().click();
+    // the chat's review card: the durable place to decide
+    await card.locator("button.review-act", { hasText: choice }).click();
     await tab.waitFor({ state: "hidden", timeout: 15000 });
     return seen;
   }
@@ -487,7 +514,9 @@ async function main() {
   if (scenario.rejectMessage) {
     await step("review_reject", async () => {
       out.review_reject = await askAndReview(scenario.rejectMessage, scenario.rejectFile, "Reject", 500, "review-reject");
-      await until("the honest answer in the Cortex view", async () => (await framesText(page)).includes(`${scenario.rejectFile} was not written`), 60000, 500);
+      // the chat's edit line (the extension's, from the edit event), whatever the model claims
+      await until("the honest answer in the Cortex view", async () => (await framesText(page)).includes(`${scenario.rejectFile} — not written`), 60000, 500);
+      await until("the run to finish", async () => /answered|failed|stopped/.test((await framesText(page)).split(scenario.rejectMessage).pop()), 60000, 500);
       await sleep(1000);
       out.reject_on_disk = fs.existsSync(path.join(scenario.workspace, scenario.rejectFile));
       out.answer_after_reject = (await framesText(page)).slice(-3000);
@@ -502,7 +531,7 @@ async function main() {
       await input.waitFor({ state: "visible" });
       await input.fill(scenario.streamMessage);
       await page.keyboard.press("Enter");
-      const toast = page.locator(".notification-toast", { hasText: "Cortex" }).first();
+      const toast = page.locator(".notification-toast", { hasText: scenario.streamMessage }).first();
       await toast.waitFor({ state: "visible", timeout: 30000 });
       out.progress_toast_text = await toast.innerText();
       await screenshot(page, "progress");
@@ -615,7 +644,11 @@ async function main() {
   return finish(out.failures.length ? 1 : 0);
 }
 
-main().catch((err) => {
-  out.failures.push(`driver: ${err && err.stack ? err.stack : err}`);
-  void finish(1);
-});
+module.exports = { scenario, out, launch, finish, step, until, sleep, screenshot, framesText, runPalette, openFile, editorText, chatFrame, chooseAction };
+
+if (require.main === module) {
+  main().catch((err) => {
+    out.failures.push(`driver: ${err && err.stack ? err.stack : err}`);
+    void finish(1);
+  });
+}

@@ -3,6 +3,8 @@
  * section per run, newest last. Pure logic (no vscode), so it is unit-tested.
  */
 
+import { oneLine } from "./editorWords";
+import { HistoryTurn } from "./history";
 import { AgentResult, CortexEvent, EditResult } from "./protocol";
 
 const MAX_RUNS = 20;
@@ -101,10 +103,35 @@ export function summarise(result: AgentResult | Record<string, unknown>): string
   return parts.join(" · ");
 }
 
+/** How the transcript words what the server said, in the editor's terms. */
+export interface TranscriptOptions {
+  /** a server text (error, advice) in the editor's words: its setting names, its commands */
+  words?: (text: string) => string;
+  /** a file URI as a path relative to an open folder (the edit line links to it), or undefined */
+  relative?: (uri: string) => string | undefined;
+}
+
+function editOf(d: Record<string, unknown>): EditResult {
+  return {
+    uri: str(d.uri),
+    kind: str(d.kind, "edit"),
+    applied: d.applied === true,
+    reason: str(d.reason),
+    ...(typeof d.asked === "boolean" ? { asked: d.asked } : {}),
+  };
+}
+
 export class AnswerTranscript {
   private runs: Run[] = [];
   private counter = 0;
   private toolIds = 0;
+  private readonly words: (text: string) => string;
+  private readonly relative: (uri: string) => string | undefined;
+
+  constructor(options: TranscriptOptions = {}) {
+    this.words = options.words ?? ((t) => t);
+    this.relative = options.relative ?? (() => undefined);
+  }
 
   /** Start a run for a command the user gave; events with a new run id attach to it. */
   begin(title: string): string {
@@ -148,16 +175,15 @@ export class AnswerTranscript {
         }
         break;
       case "edit":
-        run.blocks.push({
-          kind: "edit",
-          edit: { uri: str(d.uri), kind: str(d.kind, "edit"), applied: d.applied === true, reason: str(d.reason) },
-        });
+        run.blocks.push({ kind: "edit", edit: editOf(d) });
         break;
       case "done":
         this.finish(run, d);
         break;
       case "error":
-        run.blocks.push({ kind: "error", message: str(d.message, "error") });
+        if (!run.blocks.some((b) => b.kind === "error")) {
+          run.blocks.push({ kind: "error", message: str(d.message, "error") });
+        }
         break;
       default:
         break;
@@ -181,11 +207,47 @@ export class AnswerTranscript {
     return key;
   }
 
+  /** The run failed (the request itself: no result). What it streamed stays; one error line is added. */
   fail(key: string, message: string): void {
     const run = this.runs.find((r) => r.key === key);
     if (run) {
-      run.blocks.push({ kind: "error", message });
+      if (!run.blocks.some((b) => b.kind === "error")) {
+        run.blocks.push({ kind: "error", message });
+      }
       run.finished = true;
+    }
+  }
+
+  /** Forget every run (*New chat*). */
+  clear(): void {
+    this.runs = [];
+  }
+
+  /** Remove one run (*Regenerate* replaces the last answer). */
+  remove(key: string): void {
+    this.runs = this.runs.filter((r) => r.key !== key);
+  }
+
+  /** The key of the newest run, if any. */
+  get lastKey(): string | undefined {
+    return this.runs[this.runs.length - 1]?.key;
+  }
+
+  /** Show a reopened chat: each question with what answered it (from the server's memory). */
+  restore(turns: readonly HistoryTurn[]): void {
+    this.runs = [];
+    let run: Run | undefined;
+    for (const turn of turns) {
+      if (turn.role === "user") {
+        const title = oneLine(turn.text);
+        run = { key: `local-${++this.counter}`, title: `Ask: ${title.length > 80 ? `${title.slice(0, 80)}…` : title}`, blocks: [], streamedText: false, finished: true };
+        this.push(run);
+        continue;
+      }
+      if (!run) {
+        continue;
+      }
+      run.blocks.push(turn.role === "assistant" ? { kind: "text", text: turn.text } : { kind: "error", message: turn.text });
     }
   }
 
@@ -204,7 +266,7 @@ export class AnswerTranscript {
   pieces(): Piece[] {
     const out: Piece[] = [];
     this.runs.forEach((run, i) => {
-      for (const piece of [...(i ? [md("---")] : []), ...renderRun(run)]) {
+      for (const piece of [...(i ? [md("---")] : []), ...renderRun(run, { words: this.words, relative: this.relative })]) {
         const last = out[out.length - 1];
         if (piece.kind === "markdown" && last && last.kind === "markdown") {
           last.text += `\n\n${piece.text}`;
@@ -224,7 +286,7 @@ export class AnswerTranscript {
     // in flight when the result arrives); tokens for a finished run are ignored.
     const answer = typeof d.answer === "string" ? d.answer : "";
     if (answer && FAILED_STOPS.has(str(d.stop_reason))) {
-      run.blocks = run.blocks.filter((b) => b.kind !== "text");
+      // what streamed before the failure stays; the failure is one error line after it
       if (!run.blocks.some((b) => b.kind === "error")) {
         run.blocks.push({ kind: "error", message: answer });
       }
@@ -239,10 +301,7 @@ export class AnswerTranscript {
     }
     if (Array.isArray(d.edits) && !run.blocks.some((b) => b.kind === "edit")) {
       for (const e of d.edits as Record<string, unknown>[]) {
-        run.blocks.push({
-          kind: "edit",
-          edit: { uri: str(e.uri), kind: str(e.kind, "edit"), applied: e.applied === true, reason: str(e.reason) },
-        });
+        run.blocks.push({ kind: "edit", edit: editOf(e) });
       }
     }
     run.blocks.push({ kind: "done", summary: summarise(d) });
@@ -347,7 +406,7 @@ export function linkCitations(text: string): string {
 
 /** The blocks as a reader wants them: a trivial direct plan and repeated step labels (also the one
  * step of a one-step plan) left out, each tool call with its result on one line. */
-function compact(blocks: Block[]): Piece[] {
+function compact(blocks: Block[], say: Say): Piece[] {
   const out: Piece[] = [];
   let lastStep = "";
   let direct = false;
@@ -377,7 +436,7 @@ function compact(blocks: Block[]): Piece[] {
       out.push({ kind: "tool", line: { id: block.id, tool: block.tool, args: block.args, state, output: result?.output ?? "" } });
       if (result) {
         for (const edit of blocks.slice(i + 1, j)) {
-          out.push(md(renderBlock(edit)));
+          out.push(md(renderBlock(edit, say)));
         }
         i = j;
       }
@@ -386,7 +445,7 @@ function compact(blocks: Block[]): Piece[] {
       out.push(md(linkCitations(demoteHeadings(block.text))));
       continue;
     }
-    out.push(md(renderBlock(block)));
+    out.push(md(renderBlock(block, say)));
   }
   return out;
 }
@@ -414,8 +473,14 @@ export function firstLine(text: string, limit = 120): string {
   return line.length > limit ? `${line.slice(0, limit)}…` : line;
 }
 
-function renderRun(run: Run): Piece[] {
-  const out: Piece[] = [md(`### ${escapeMarkdown(run.title)}`), ...compact(run.blocks)];
+/** The transcript's wording hooks, for rendering. */
+interface Say {
+  words: (text: string) => string;
+  relative: (uri: string) => string | undefined;
+}
+
+function renderRun(run: Run, say: Say): Piece[] {
+  const out: Piece[] = [md(`### ${escapeMarkdown(run.title)}`), ...compact(run.blocks, say)];
   if (!run.finished) {
     out.push(md("*…working*"));
   }
@@ -431,7 +496,7 @@ function fileName(uri: string): string {
   }
 }
 
-function renderBlock(block: Block): string {
+function renderBlock(block: Block, say: Say): string {
   switch (block.kind) {
     case "plan":
       return block.steps.length
@@ -447,12 +512,17 @@ function renderBlock(block: Block): string {
       return block.text;
     case "edit": {
       const state = block.edit.applied ? "written" : `not written${block.edit.reason ? `: ${block.edit.reason.replace(/^Not written: /, "")}` : ""}`;
-      return `✏️ **${escapeMarkdown(block.edit.kind)}** ${escapeMarkdown(fileName(block.edit.uri))} — ${escapeMarkdown(state)}`;
+      const rel = block.edit.applied ? say.relative(block.edit.uri) : undefined;
+      // an accepted file is one click away (the same link a file:line citation gets)
+      const name = rel && !/[\s()[\]]/.test(rel) ? `[${escapeMarkdown(rel)}](#cortex-open:${rel}:1)` : escapeMarkdown(fileName(block.edit.uri));
+      const unasked = block.edit.asked === false ? " · you did not ask for this change" : "";
+      return `✏️ **${escapeMarkdown(block.edit.kind)}** ${name} — ${escapeMarkdown(state)}${unasked}`;
     }
     case "done":
       return `*${escapeMarkdown(block.summary)}*`;
     case "error":
-      return `**Error:** ${escapeMarkdown(block.message)}`;
+      // the server's words, in the editor's terms, as Markdown (`cortex.ollamaBaseUrl` shows as code)
+      return `**Error:** ${oneLine(say.words(block.message))}`;
     case "markdown":
       return block.markdown;
   }

@@ -60,6 +60,8 @@ export interface ConnectionHooks {
   /** every `workspace/executeCommand` the client sends (the lightbulb's too) */
   executeCommand: (client: LanguageClient, command: string, args: unknown[], next: () => Promise<unknown>) => Promise<unknown>;
   onEvent: (event: CortexEvent) => void;
+  /** no server could be started (why), or one is running (undefined) */
+  onServerProblem: (problem: string | undefined) => void;
 }
 
 export class Connection {
@@ -104,11 +106,8 @@ export class Connection {
     });
     if (!found.ok) {
       output.appendLine(`${found.message}\nTried: ${found.tried.join(", ")}`);
-      void vscode.window.showErrorMessage(found.message, "Open Settings").then((choice) => {
-        if (choice) {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
-        }
-      });
+      this.hooks.onServerProblem(found.message);
+      showServerProblem(found.message);
       return undefined;
     }
     output.appendLine(`Starting ${found.command} (from ${found.source})`);
@@ -157,10 +156,18 @@ export class Connection {
     } catch (err) {
       output.appendLine(`cortex-lsp failed to start: ${String(err)}`);
       void vscode.window.showErrorMessage(`Cortex: the language server failed to start (${String(err)}). See the Cortex output.`);
+      this.hooks.onServerProblem(`The language server failed to start: ${String(err)}.`);
       return undefined;
     }
     this.client = client;
+    this.hooks.onServerProblem(undefined);
     return client;
+  }
+
+  /** Does the running server offer `command` (a server from before a command was added does not)? */
+  offers(command: string): boolean {
+    const commands = this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    return commands.includes(command);
   }
 
   async stop(): Promise<void> {
@@ -189,4 +196,15 @@ export class Connection {
       void this.client.sendNotification("workspace/didChangeConfiguration", { settings: { cortex: this.settings() } });
     }
   }
+}
+
+/** The missing-server notice: the message with the install step, and the settings to fix it. */
+export function showServerProblem(message: string): void {
+  void vscode.window.showErrorMessage(`Cortex: ${message}`, "Set cortex.serverPath", "Retry").then((choice) => {
+    if (choice === "Set cortex.serverPath") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "cortex.serverPath");
+    } else if (choice === "Retry") {
+      void vscode.commands.executeCommand("cortex.ui.restartServer");
+    }
+  });
 }

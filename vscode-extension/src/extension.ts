@@ -2,15 +2,20 @@
  * The Cortex extension: a thin launcher for the `cortex-lsp` language server plus the UI the protocol
  * has no room for. Everything the agent does happens in the server. The parts: connection.ts (the
  * server process, settings, applyEdit → review.ts, cortex/event → the chat view), runs.ts (progress,
- * status bar, model-down notice), panel.ts (the chat view), editorActions.ts (Copy / Insert /
- * citations), memoryCommands.ts; this file wires them to the palette commands.
+ * status bar, model-down notice), panel.ts (the chat view), contextTracker.ts (the chat's context
+ * chip), chatActions.ts (Apply to file, History), editorActions.ts (Copy / Insert / citations),
+ * memoryCommands.ts; this file wires them to the palette commands and the chat's buttons.
  */
 
 import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { ChatMessage } from "./chat";
-import { Connection } from "./connection";
+import * as chat from "./chatActions";
+import { ChatContext, parseMentions } from "./chatContext";
+import { Connection, showServerProblem } from "./connection";
+import { ContextTracker } from "./contextTracker";
 import { copyToClipboard, insertAtCursor, openCitation } from "./editorActions";
+import { forEditor } from "./editorWords";
 import * as memory from "./memoryCommands";
 import { AnswerPanel, CHAT_VIEW_ID } from "./panel";
 import { AGENT_COMMANDS, AskArgs, MAX_MESSAGE_CHARS, SERVER_COMMANDS } from "./protocol";
@@ -20,11 +25,25 @@ import { RunTracker } from "./runs";
 import { declaredSettings } from "./settings";
 import { titleFor, toRange } from "./titles";
 
-class CortexExtension implements vscode.Disposable, memory.MemoryHost {
-  readonly panel = new AnswerPanel((msg) => this.onChat(msg));
+/** The workspace-state key of the chat shown last (reopened after a reload). */
+const SESSION_KEY = "cortex.chatSession";
+
+/** A question as sent (Regenerate sends it again with the same context). */
+interface SentAsk {
+  message: string;
+  context: ChatContext | undefined;
+}
+
+class CortexExtension implements vscode.Disposable, memory.MemoryHost, chat.ChatHost {
+  readonly panel: AnswerPanel;
   private readonly output = vscode.window.createOutputChannel("Cortex");
-  private readonly runs = new RunTracker(this.panel, () => void this.doctor());
-  private lastMessage: string | undefined;
+  private readonly runs: RunTracker;
+  private readonly tracker: ContextTracker;
+  private lastAsk: SentAsk | undefined;
+  /** the transcript run of the last question (Regenerate replaces it) */
+  private lastAskKey: string | undefined;
+  private serverProblem: string | undefined;
+  private readonly words: (text: string) => string;
   /** every write Cortex proposes is shown as a diff to accept or reject (review.ts) */
   readonly reviewer = new EditReviewer(
     (line) => this.output.appendLine(line),
@@ -33,7 +52,25 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
   );
   readonly connection: Connection;
 
-  constructor(context: vscode.ExtensionContext) {
+  constructor(private readonly context: vscode.ExtensionContext) {
+    const declared = new Set(declaredSettings(context.extension.packageJSON).map((d) => d.key));
+    this.words = (text) => forEditor(text, declared);
+    this.panel = new AnswerPanel((msg) => this.onChat(msg), {
+      words: this.words,
+      relative: (uri) => {
+        const parsed = vscode.Uri.parse(uri);
+        return vscode.workspace.getWorkspaceFolder(parsed) ? vscode.workspace.asRelativePath(parsed, false) : undefined;
+      },
+    });
+    this.runs = new RunTracker(this.panel, () => void this.doctor(), (id) => this.rememberSession(id));
+    this.tracker = new ContextTracker((chip) => this.panel.setState({ chip }));
+    this.panel.setState({ chip: this.tracker.chip() });
+    this.reviewer.onDidChangeReview((review) => {
+      this.panel.setState({ review });
+      if (review) {
+        this.panel.reveal();
+      }
+    });
     this.connection = new Connection({
       output: this.output,
       declarations: declaredSettings(context.extension.packageJSON),
@@ -52,13 +89,73 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
         this.panel.reveal();
         this.panel.update();
       },
+      onServerProblem: (problem) => {
+        this.serverProblem = problem;
+        this.runs.status.setServerProblem(problem);
+        if (!problem) {
+          void this.reopenLastChat();
+        }
+      },
     });
+  }
+
+  /** After a reload: the chat shown last, from the server's memory. */
+  private async reopenLastChat(): Promise<void> {
+    const id = this.context.workspaceState.get<string>(SESSION_KEY);
+    if (!id || this.panel.transcript.size > 0) {
+      return;
+    }
+    try {
+      if (await chat.showSession(this, id)) {
+        this.runs.sessionId = id;
+        this.panel.setState({ canRegenerate: false });
+      }
+    } catch (err) {
+      this.output.appendLine(`could not reopen the last chat: ${String(err)}`);
+    }
+  }
+
+  private rememberSession(id: string | undefined): void {
+    void this.context.workspaceState.update(SESSION_KEY, id);
+  }
+
+  offers(command: string): boolean {
+    return this.connection.offers(command);
+  }
+
+  /** The palette's *Open Chat History…* and the view's History button. */
+  async history(): Promise<void> {
+    try {
+      const picked = await chat.pickSession(this);
+      if (picked && (await chat.showSession(this, picked.id))) {
+        this.runs.sessionId = picked.id;
+        this.rememberSession(picked.id);
+        this.lastAsk = undefined;
+        this.panel.setState({ canRegenerate: false });
+        this.panel.reveal();
+      }
+    } catch (err) {
+      this.showError(err);
+    }
+  }
+
+  /** The missing server's notice again (the status bar's click in that state). */
+  showServerProblem(): void {
+    showServerProblem(this.serverProblem ?? "no Cortex language server is running.");
   }
 
   /** The chat view's input box, buttons and links. */
   private onChat(msg: ChatMessage): void {
     if (msg.type === "ask") {
-      void this.askText(msg.text);
+      void this.askText(msg.text, { chip: msg.context });
+    } else if (msg.type === "review") {
+      this.reviewer.decideFor(msg.key, msg.decision);
+    } else if (msg.type === "removeContext") {
+      this.tracker.remove(msg.context);
+    } else if (msg.type === "apply") {
+      void chat.applyBlock(this, msg.text, msg.info, this.tracker.activeUri);
+    } else if (msg.type === "history") {
+      void this.history();
     } else if (msg.type === "stop") {
       this.stopRuns();
     } else if (msg.type === "copy") {
@@ -68,12 +165,36 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
     } else if (msg.type === "open") {
       void openCitation(msg.file, msg.line);
     } else if (msg.type === "regenerate") {
-      if (this.lastMessage) {
-        void this.askText(this.lastMessage);
-      }
+      void this.regenerate();
     } else {
-      void this.newSession();
+      this.newChat();
     }
+  }
+
+  /** Ask the last question again: its answer is replaced (not duplicated), the context is the same. */
+  async regenerate(): Promise<void> {
+    const last = this.lastAsk;
+    if (!last || this.panel.chatState.busy) {
+      return;
+    }
+    if (this.lastAskKey) {
+      this.panel.transcript.remove(this.lastAskKey);
+    }
+    await this.send(last);
+  }
+
+  /** *New chat*: an empty view; the next question starts a new session (no id is shown). */
+  newChat(): void {
+    this.stopRuns();
+    this.panel.transcript.clear();
+    this.runs.sessionId = undefined;
+    this.runs.lastRunKey = undefined;
+    this.lastAsk = undefined;
+    this.lastAskKey = undefined;
+    this.rememberSession(undefined);
+    this.panel.setState({ canRegenerate: false });
+    this.panel.reveal();
+    this.panel.update();
   }
 
   stopRuns(): void {
@@ -86,6 +207,7 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
   }
 
   dispose(): void {
+    this.tracker.dispose();
     this.runs.dispose();
     this.reviewer.dispose();
     this.panel.dispose();
@@ -97,7 +219,7 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
     if (!client) {
       // never drop a request silently: say it was not sent, and where to fix it
       const what = titleFor(command, arg ? [arg] : []);
-      this.panel.transcript.note(what, "**Not sent:** no Cortex language server is running. Set `cortex.serverPath` or install `cortex-lsp`, then run *Cortex: Restart Server*.");
+      this.panel.transcript.note(what, `**Not sent:** no Cortex language server is running. ${this.serverProblem ?? ""} Then run *Cortex: Restart Server*.`);
       this.panel.reveal();
       this.panel.update();
       void vscode.window
@@ -135,19 +257,57 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
     await this.askText(message);
   }
 
-  /** Ask in the current session (the palette, the chat view's box, Regenerate). */
-  async askText(message: string): Promise<void> {
-    this.lastMessage = message;
-    const args: AskArgs = { message };
+  /**
+   * Ask in the current session. The context: `#file:NAME` or `#selection` when typed, else the chip the
+   * chat view showed (`chip`: its key), else from the palette the editor's selection.
+   */
+  async askText(text: string, from: { chip?: string } = {}): Promise<void> {
+    const mentions = parseMentions(text);
+    let context: ChatContext | undefined;
+    if (mentions.file) {
+      const found = await vscode.workspace.findFiles(`**/${mentions.file.split("/").pop()}`, "**/{node_modules,.git,.venv}/**", 10);
+      const uri = found.find((u) => u.path.endsWith(`/${mentions.file}`));
+      if (!uri) {
+        void vscode.window.showWarningMessage(`Cortex: #file:${mentions.file} matches no file in the open folders; not sent.`);
+        return;
+      }
+      context = { uri: uri.toString() };
+    } else if (mentions.selection) {
+      context = this.tracker.selection();
+      if (!context) {
+        void vscode.window.showWarningMessage("Cortex: #selection, but nothing is selected in the editor; not sent.");
+        return;
+      }
+    } else if (from.chip !== undefined) {
+      context = this.tracker.contextFor(from.chip);
+    } else {
+      const editor = vscode.window.activeTextEditor;
+      if (editor && editor.document.uri.scheme === "file" && !editor.selection.isEmpty) {
+        context = { uri: editor.document.uri.toString(), range: toRange(editor.selection) };
+      }
+    }
+    await this.send({ message: mentions.message, context });
+  }
+
+  private async send(ask: SentAsk): Promise<void> {
+    this.lastAsk = ask;
+    const args: AskArgs = { message: ask.message };
     if (this.runs.sessionId) {
       args.session_id = this.runs.sessionId;
     }
-    const editor = vscode.window.activeTextEditor;
-    if (editor && editor.document.uri.scheme === "file" && !editor.selection.isEmpty) {
-      args.uri = editor.document.uri.toString();
-      args.range = toRange(editor.selection);
+    if (ask.context) {
+      args.uri = ask.context.uri;
+      if (ask.context.range) {
+        args.range = ask.context.range;
+      }
     }
-    await this.request(SERVER_COMMANDS.ask, args).catch((err) => this.showError(err));
+    this.panel.setState({ canRegenerate: true });
+    this.lastAskKey = undefined;
+    const asked = this.request(SERVER_COMMANDS.ask, args);
+    // the run's section is begun before the request goes out (runs.ts track)
+    await Promise.resolve(asked).catch(() => undefined);
+    this.lastAskKey = this.runs.lastRunKey;
+    await asked.catch((err) => this.showError(err));
   }
 
   async explainOrRun(command: string): Promise<void> {
@@ -161,27 +321,15 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
     );
   }
 
-  async newSession(): Promise<void> {
-    const result = (await this.request(SERVER_COMMANDS.sessionNew).catch((err) => this.showError(err))) as
-      | { session_id?: string }
-      | string
-      | undefined;
-    const id = typeof result === "string" ? result : result?.session_id;
-    if (id) {
-      this.runs.sessionId = id;
-      void vscode.window.showInformationMessage(`Cortex: new session ${id}`);
-    }
-  }
-
   forgetSession(): void {
-    this.runs.sessionId = undefined;
+    this.newChat();
   }
 
   async doctor(): Promise<void> {
     try {
       const result = await this.request(SERVER_COMMANDS.doctor);
       if (result !== undefined) {
-        this.panel.transcript.note("Doctor", renderDoctor(result));
+        this.panel.transcript.note("Doctor", renderDoctor(result, this.words));
         this.panel.reveal();
         this.panel.update();
       }
@@ -192,7 +340,8 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost {
 
   showError(err: unknown): undefined {
     const message = err instanceof Error ? err.message : String(err);
-    void vscode.window.showErrorMessage(`Cortex: ${message}`);
+    // a notification is plain text: setting names without Markdown backticks
+    void vscode.window.showErrorMessage(`Cortex: ${this.words(message).replace(/`/g, "")}`);
     return undefined;
   }
 }
@@ -207,7 +356,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("cortex.ui.ask", () => ext.ask());
   register("cortex.ui.explainSelection", () => ext.explainOrRun(SERVER_COMMANDS.explain));
   register("cortex.ui.runSelection", () => ext.explainOrRun(SERVER_COMMANDS.run));
-  register("cortex.ui.newSession", () => ext.newSession());
+  register("cortex.ui.newSession", () => ext.newChat());
+  register("cortex.ui.history", () => ext.history());
+  register("cortex.ui.serverMissing", () => ext.showServerProblem()); // SERVER_SETTINGS_COMMAND: the status bar's click
   register("cortex.ui.searchMemory", () => memory.searchMemory(ext));
   register("cortex.ui.forget", () => memory.forget(ext));
   register("cortex.ui.resetMemory", () => memory.resetMemory(ext));

@@ -1,7 +1,7 @@
 /**
  * Markdown → HTML for the answer view. Raw HTML in answers is escaped, and an image is rendered as a
  * link to its address (never an <img>): nothing in an answer can make the editor fetch anything.
- * Code blocks are syntax-highlighted (highlight.ts) and get Copy / Insert buttons.
+ * Code blocks are syntax-highlighted (highlight.ts) and get Copy / Insert / Apply to file buttons.
  */
 
 import MarkdownIt from "markdown-it";
@@ -35,7 +35,9 @@ export function createRenderer(): MarkdownIt {
   const defaultFence = md.renderer.rules.fence;
   md.renderer.rules.fence = (tokens, idx, options, env, self) => {
     const inner = defaultFence ? defaultFence(tokens, idx, options, env, self) : self.renderToken(tokens, idx, options);
-    return `<div class="code-block"><div class="code-actions"><button type="button" class="code-act" data-act="copy">Copy</button><button type="button" class="code-act" data-act="insert">Insert</button></div>${inner}</div>`;
+    // the fence's info string (`python calc.py`) names the file *Apply to file* targets
+    const info = escapeHtml(tokens[idx].info.trim().slice(0, 200));
+    return `<div class="code-block" data-info="${info}"><div class="code-actions"><button type="button" class="code-act" data-act="copy">Copy</button><button type="button" class="code-act" data-act="insert">Insert</button><button type="button" class="code-act" data-act="apply" title="Show this code as a change of the file it names (or of the active file) to Accept or Reject">Apply to file</button></div>${inner}</div>`;
   };
   const defaultValidate = md.validateLink.bind(md);
   md.validateLink = (url: string) => defaultValidate(url) && !/^data:/i.test(url.trim());

@@ -62,12 +62,13 @@ export async function forget(host: MemoryHost): Promise<void> {
 }
 
 export async function resetMemory(host: MemoryHost): Promise<void> {
-  // the default (first) button keeps the memory; deleting takes a deliberate click
-  const keep: vscode.MessageItem = { title: "Keep Memory", isCloseAffordance: true };
+  // The dialog's primary button (Enter) is the first item that is not the close affordance: "Keep
+  // Memory" is that one; deleting takes a click on the second button.
+  const keep: vscode.MessageItem = { title: "Keep Memory" };
   const remove: vscode.MessageItem = { title: "Delete All" };
   const choice = await vscode.window.showWarningMessage(
     "Delete all of Cortex's memory (sessions, facts, tool sequences)? This cannot be undone.",
-    { modal: true },
+    { modal: true, detail: "Enter keeps the memory." },
     keep,
     remove,
   );

@@ -1,18 +1,36 @@
 /**
  * The chat view: a webview view in Cortex's own activity-bar container (it no longer splits the
  * editor) that shows the transcript of runs as rendered Markdown, updates while a run streams, and
- * has an input box for follow-ups in the same session with Stop, Regenerate and New Session. Code is
- * syntax-highlighted in theme colours; tool calls are collapsible lines. Strict CSP: no network, no
- * images, only our own nonce'd script and style.
+ * has an input box for follow-ups in the same session with Stop (enabled only while a run works),
+ * Regenerate, New Chat and History. Above the box: the context chip (the selection or file sent with
+ * the question; × removes it) and, while a write waits, the review card with Accept / Reject. Code is
+ * syntax-highlighted in theme colours, with Copy / Insert / Apply to file; tool calls are collapsible
+ * lines. Strict CSP: no network, no images, only our own nonce'd script and style.
  */
 
 import * as vscode from "vscode";
 import type MarkdownIt from "markdown-it";
-import { AnswerTranscript } from "./answer";
+import { AnswerTranscript, TranscriptOptions } from "./answer";
 import { ChatMessage, parseChatMessage } from "./chat";
 import { HIGHLIGHT_CSS } from "./highlight";
 import { createRenderer } from "./markdown";
-import { renderPieces } from "./view";
+import { renderPieces, ReviewCard, reviewCardHtml } from "./view";
+
+/** The context chip: what the next question sends with it. */
+export interface Chip {
+  key: string;
+  label: string;
+  /** the full path, as the chip's tooltip */
+  title: string;
+}
+
+/** The view's controls, besides the transcript. */
+export interface ChatState {
+  busy: boolean;
+  chip: Chip | undefined;
+  review: ReviewCard | undefined;
+  canRegenerate: boolean;
+}
 
 const UPDATE_INTERVAL_MS = 80;
 
@@ -50,10 +68,20 @@ export function panelHtml(n: string, body: string): string {
   pre code { background: transparent; padding: 0; color: var(--vscode-editor-foreground, inherit); }
   a.image-link, span.image-link { opacity: 0.85; }
   hr { border: none; border-top: 1px solid var(--vscode-panel-border); }
-  #root { padding-bottom: 96px; }
+  #root { padding-bottom: 150px; }
+  #chips { display: flex; gap: 4px; flex-wrap: wrap; margin-bottom: 4px; }
+  .chip { display: inline-flex; align-items: center; gap: 4px; padding: 0 2px 0 6px; border-radius: 10px; border: 1px solid var(--vscode-widget-border, var(--vscode-panel-border)); background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); font-size: 0.9em; }
+  .chip button { background: transparent; color: inherit; padding: 0 4px; }
+  .review-card { border: 1px solid var(--vscode-focusBorder); border-radius: 4px; padding: 6px 8px; margin-bottom: 6px; background: var(--vscode-editorWidget-background, transparent); }
+  .review-card.unasked { border-color: var(--vscode-errorForeground); border-width: 2px; }
+  .review-note { margin-top: 2px; }
+  .review-unasked { color: var(--vscode-errorForeground); font-weight: 600; }
+  button:disabled { opacity: 0.5; cursor: default; }
+  p.empty { color: var(--vscode-descriptionForeground); }
   form { position: fixed; left: 0; right: 0; bottom: 0; padding: 6px 12px; background: var(--vscode-sideBar-background, var(--vscode-editor-background)); border-top: 1px solid var(--vscode-panel-border); }
   textarea { width: 100%; box-sizing: border-box; resize: vertical; min-height: 2.6em; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); }
-  .buttons { display: flex; gap: 6px; margin-top: 4px; }
+  .buttons { display: flex; flex-wrap: wrap; gap: 4px 6px; margin-top: 4px; }
+  .buttons button { white-space: nowrap; }
   button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; }
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   strong.error, .error { color: var(--vscode-errorForeground); }
@@ -79,12 +107,15 @@ ${HIGHLIGHT_CSS}
 <body>
 <div id="root">${body}</div>
 <form id="ask">
-  <textarea id="message" rows="2" placeholder="Ask Cortex (Enter sends, Shift+Enter: new line)" aria-label="Ask Cortex"></textarea>
+  <div id="review"></div>
+  <div id="chips"></div>
+  <textarea id="message" rows="2" placeholder="Ask Cortex (Enter sends, Shift+Enter: new line; #file:NAME, #selection)" aria-label="Ask Cortex"></textarea>
   <div class="buttons">
     <button type="submit" id="send">Ask</button>
-    <button type="button" class="secondary" id="stop">Stop</button>
-    <button type="button" class="secondary" id="again">Regenerate</button>
-    <button type="button" class="secondary" id="new">New Session</button>
+    <button type="button" class="secondary" id="stop" disabled>Stop</button>
+    <button type="button" class="secondary" id="again" disabled>Regenerate</button>
+    <button type="button" class="secondary" id="new">New Chat</button>
+    <button type="button" class="secondary" id="history">History</button>
   </div>
 </form>
 <script nonce="${n}">
@@ -92,12 +123,45 @@ ${HIGHLIGHT_CSS}
   const root = document.getElementById("root");
   const form = document.getElementById("ask");
   const box = document.getElementById("message");
+  const chips = document.getElementById("chips");
+  const reviewBox = document.getElementById("review");
+  let chipKey = "";
   const post = (msg) => { if (vscode) { vscode.postMessage(msg); } };
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = box.value.trim();
-    if (text) { post({ type: "ask", text }); box.value = ""; }
+    if (text) { post({ type: "ask", text, context: chipKey }); box.value = ""; }
   });
+  reviewBox.addEventListener("click", (e) => {
+    const act = e.target instanceof Element ? e.target.closest("button.review-act") : null;
+    const card = act ? act.closest(".review-card") : null;
+    if (act && card) {
+      post({ type: "review", key: Number(card.getAttribute("data-review-key")), decision: act.getAttribute("data-decision") });
+    }
+  });
+  const showChip = (chip) => {
+    chipKey = chip ? chip.key : "";
+    chips.textContent = "";
+    if (!chip) { return; }
+    const span = document.createElement("span");
+    span.className = "chip";
+    span.title = chip.title;
+    span.textContent = chip.label;
+    const x = document.createElement("button");
+    x.type = "button";
+    x.textContent = "×";
+    x.title = "Do not send this with the question";
+    x.setAttribute("aria-label", "Remove " + chip.label);
+    x.addEventListener("click", () => post({ type: "removeContext", context: chip.key }));
+    span.appendChild(x);
+    chips.appendChild(span);
+  };
+  const showState = (state) => {
+    document.getElementById("stop").disabled = !state.busy;
+    document.getElementById("again").disabled = state.busy || !state.canRegenerate;
+    showChip(state.chip);
+    if (reviewBox.innerHTML !== state.reviewHtml) { reviewBox.innerHTML = state.reviewHtml; }
+  };
   box.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
   });
@@ -106,8 +170,9 @@ ${HIGHLIGHT_CSS}
     if (!(target instanceof Element)) { return; }
     const act = target.closest("button.code-act");
     if (act) {
-      const code = act.closest(".code-block")?.querySelector("pre code, pre");
-      post({ type: act.getAttribute("data-act"), text: code ? code.textContent : "" });
+      const block = act.closest(".code-block");
+      const code = block?.querySelector("pre code, pre");
+      post({ type: act.getAttribute("data-act"), text: code ? code.textContent : "", info: block?.getAttribute("data-info") || "" });
       return;
     }
     const link = target.closest("a[href^='#cortex-open:']");
@@ -120,6 +185,7 @@ ${HIGHLIGHT_CSS}
   document.getElementById("stop").addEventListener("click", () => post({ type: "stop" }));
   document.getElementById("again").addEventListener("click", () => post({ type: "regenerate" }));
   document.getElementById("new").addEventListener("click", () => post({ type: "newSession" }));
+  document.getElementById("history").addEventListener("click", () => post({ type: "history" }));
   window.addEventListener("message", (event) => {
     const msg = event.data;
     if (msg && msg.type === "render" && typeof msg.html === "string") {
@@ -130,7 +196,14 @@ ${HIGHLIGHT_CSS}
       for (const d of root.querySelectorAll("details.tool")) {
         if (open.has(d.getAttribute("data-tool"))) { d.open = true; }
       }
-      if (atBottom) { window.scrollTo(0, document.body.scrollHeight); }
+      if (msg.state) { showState(msg.state); }
+      // what the user just sent is scrolled into view; else a reader at the bottom stays there
+      const titles = root.querySelectorAll("h3");
+      if (msg.scroll && titles.length) {
+        titles[titles.length - 1].scrollIntoView({ block: "start" });
+      } else if (atBottom) {
+        window.scrollTo(0, document.body.scrollHeight);
+      }
     }
   });
 </script>
@@ -140,14 +213,42 @@ ${HIGHLIGHT_CSS}
 
 export const CHAT_VIEW_ID = "cortex.chat";
 
+/** What an empty chat says (our own text). */
+const EMPTY_CHAT = `<p class="empty">Ask about the code: the selection, or the file when nothing is selected, goes with the question (the chip below; × leaves it out). <code>#file:NAME</code> sends another file, <code>#selection</code> the selection. Code in answers has <em>Apply to file</em>; every write waits for your Accept. <em>History</em> reopens a past chat.</p>`;
+
 export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposable {
-  readonly transcript = new AnswerTranscript();
+  readonly transcript: AnswerTranscript;
   private view: vscode.WebviewView | undefined;
   private readonly md: MarkdownIt = createRenderer();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private revealing = false;
+  private state: ChatState = { busy: false, chip: undefined, review: undefined, canRegenerate: false };
+  private scrollPending = false;
+  private readonly resolved = new vscode.EventEmitter<void>();
+  /** the view was created (first shown, or again after a reload) */
+  readonly onDidResolve = this.resolved.event;
 
-  constructor(private readonly onMessage: (msg: ChatMessage) => void) {}
+  constructor(
+    private readonly onMessage: (msg: ChatMessage) => void,
+    options: TranscriptOptions = {},
+  ) {
+    this.transcript = new AnswerTranscript(options);
+  }
+
+  /** Update the controls (Stop, Regenerate, the chip, the review card). */
+  setState(change: Partial<ChatState>): void {
+    this.state = { ...this.state, ...change };
+    this.update();
+  }
+
+  get chatState(): ChatState {
+    return this.state;
+  }
+
+  /** The next render scrolls to the newest run (what the user just sent). */
+  scrollToNewest(): void {
+    this.scrollPending = true;
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -162,6 +263,8 @@ export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposabl
     view.onDidDispose(() => {
       this.view = undefined;
     });
+    this.flush();
+    this.resolved.fire();
   }
 
   /** Show the chat view without taking focus from the editor. */
@@ -200,16 +303,23 @@ export class AnswerPanel implements vscode.WebviewViewProvider, vscode.Disposabl
   }
 
   private html(): string {
+    if (this.transcript.size === 0) {
+      return EMPTY_CHAT;
+    }
     return renderPieces(this.md, this.transcript.pieces());
   }
 
   private flush(): void {
     if (this.view) {
-      void this.view.webview.postMessage({ type: "render", html: this.html() });
+      const { busy, chip, review, canRegenerate } = this.state;
+      const state = { busy, chip: chip ?? null, canRegenerate, reviewHtml: reviewCardHtml(review) };
+      void this.view.webview.postMessage({ type: "render", html: this.html(), state, scroll: this.scrollPending });
+      this.scrollPending = false;
     }
   }
 
   dispose(): void {
+    this.resolved.dispose();
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
     }

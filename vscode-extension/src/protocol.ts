@@ -13,10 +13,13 @@ export const SERVER_COMMANDS = {
   memoryForget: "cortex.memory.forget",
   memoryReset: "cortex.memory.reset",
   doctor: "cortex.doctor",
+  apply: "cortex.apply",
+  sessionTurns: "cortex.session.turns",
+  fix: "cortex.fix",
 } as const;
 
 /** Commands whose result is an agent run (they stream `cortex/event` and `$/progress`). */
-export const AGENT_COMMANDS: ReadonlySet<string> = new Set([SERVER_COMMANDS.ask, SERVER_COMMANDS.explain]);
+export const AGENT_COMMANDS: ReadonlySet<string> = new Set([SERVER_COMMANDS.ask, SERVER_COMMANDS.explain, SERVER_COMMANDS.fix]);
 
 export const EVENT_NOTIFICATION = "cortex/event";
 
@@ -47,6 +50,13 @@ export interface ExplainArgs {
   diagnostic?: unknown;
 }
 
+/** `cortex.apply`: a code block from an answer, as a reviewed write of `uri` (of `range` only, if given). */
+export interface ApplyArgs {
+  uri: string;
+  text: string;
+  range?: Range;
+}
+
 export interface RunArgs {
   uri: string;
   range?: Range;
@@ -72,6 +82,8 @@ export interface EditResult {
   kind: "create" | "replace" | string;
   applied: boolean;
   reason?: string;
+  /** the user's own words asked for this write (the consent model) */
+  asked?: boolean;
 }
 
 export interface AgentResult {

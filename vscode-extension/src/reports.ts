@@ -31,31 +31,35 @@ function checkOk(check: Record<string, unknown>): boolean | undefined {
   return undefined;
 }
 
-/** The `cortex.doctor` result as a checklist. */
-export function renderDoctor(result: unknown): string {
+/**
+ * The `cortex.doctor` result as a checklist: failed checks first, each with its fix on the first line
+ * (the server's Markdown, in the editor's words: `words` turns `ollama_base_url` into
+ * `cortex.ollamaBaseUrl`), then what was found; passed checks after, one line each.
+ */
+export function renderDoctor(result: unknown, words: (text: string) => string = (t) => t): string {
   const checks = Array.isArray(result) ? result : isObject(result) && Array.isArray(result.checks) ? result.checks : undefined;
   if (!checks) {
     return fence(JSON.stringify(result, null, 2), "json");
   }
-  const lines: string[] = [];
+  const failed: string[] = [];
+  const rest: string[] = [];
   for (const raw of checks) {
     if (!isObject(raw)) {
       continue;
     }
     const ok = checkOk(raw);
-    const mark = ok === true ? "✔" : ok === false ? "✘" : "•";
+    const mark = ok === true ? "✔" : ok === false ? (raw.warning === true ? "⚠" : "✘") : "•";
     const name = text(raw.name ?? raw.check ?? raw.title);
     const detail = text(raw.detail ?? raw.message ?? raw.details ?? raw.value);
     const fix = text(raw.fix ?? raw.hint ?? raw.fix_hint);
-    let line = `- ${mark} **${escapeMarkdown(name)}**`;
-    if (detail) {
-      line += `: ${escapeMarkdown(detail)}`;
+    if (ok === false && fix) {
+      failed.push(`- ${mark} **${escapeMarkdown(name)}** — **Fix:** ${words(fix).replace(/\s*\n\s*/g, " ")}${detail ? `\n  - Found: ${escapeMarkdown(detail)}` : ""}`);
+      continue;
     }
-    if (fix && ok !== true) {
-      line += `\n  - Fix: ${escapeMarkdown(fix)}`;
-    }
-    lines.push(line);
+    const line = `- ${mark} **${escapeMarkdown(name)}**${detail ? `: ${escapeMarkdown(detail)}` : ""}`;
+    (ok === false ? failed : rest).push(line);
   }
+  const lines = [...failed, ...rest];
   return lines.length ? lines.join("\n") : "*No checks were reported.*";
 }
 

@@ -40,7 +40,7 @@ export class ModelHealth {
     if (!result || typeof result.stop_reason !== "string") {
       return undefined;
     }
-    if (result.stop_reason === "model_unavailable") {
+    if (result.stop_reason === "model_unavailable" || (result.stop_reason === "error" && lostConnection(result.answer))) {
       const first = this.outage === undefined;
       this.outage = describeOutage(result);
       return first ? "down" : undefined;
@@ -53,6 +53,13 @@ export class ModelHealth {
   }
 }
 
+/** A model error that says the model server went away (mid-stream too), not one it answered with. */
+const CONNECTION_LOST = /closed the connection|connection to .{1,80} failed|not answering|RemoteProtocolError|ConnectError|ReadError/i;
+
+export function lostConnection(answer: unknown): boolean {
+  return typeof answer === "string" && CONNECTION_LOST.test(answer);
+}
+
 export function describeOutage(result: RunOutcome): ModelOutage {
   const setting = String(result.backend ?? "").includes("openai") ? "cortex.openaiBaseUrl" : "cortex.ollamaBaseUrl";
   const url = typeof result.answer === "string" ? /https?:\/\/[^\s)`'"]+/.exec(result.answer)?.[0] : undefined;
@@ -62,14 +69,19 @@ export function describeOutage(result: RunOutcome): ModelOutage {
 /** The error notification's text for an outage. */
 export function outageMessage(outage: ModelOutage): string {
   const where = outage.where ? ` at ${outage.where}` : "";
-  return `Cortex: the model server${where} is not answering. Start it, or check \`${outage.setting}\`.`;
+  // a notification is plain text: the setting's name without Markdown backticks
+  return `Cortex: the model server${where} is not answering. Start it, or check the setting ${outage.setting}.`;
 }
 
 export interface StatusState {
   busy: boolean;
   model: string;
   outage: ModelOutage | undefined;
+  /** no language server could be started: why (shown until one starts) */
+  serverProblem?: string;
 }
+
+export const SERVER_SETTINGS_COMMAND = "cortex.ui.serverMissing";
 
 export interface StatusLook {
   text: string;
@@ -82,6 +94,9 @@ export interface StatusLook {
 /** The status-bar item: busy (spinner, click stops), model down (error, click shows the fixes), or idle. */
 export function statusLook(state: StatusState, chatCommand: string): StatusLook {
   const model = state.model ? ` ${state.model}` : "";
+  if (state.serverProblem) {
+    return { text: "$(error) Cortex: no server", tooltip: `${state.serverProblem} Click for the fix.`, command: SERVER_SETTINGS_COMMAND, error: true };
+  }
   if (state.busy) {
     return { text: `$(sync~spin) Cortex${model}`, tooltip: "Cortex is working: click to stop", command: STOP_COMMAND, error: false };
   }
@@ -89,7 +104,7 @@ export function statusLook(state: StatusState, chatCommand: string): StatusLook 
     const where = state.outage.where ? ` at ${state.outage.where}` : "";
     return {
       text: "$(error) Cortex: model down",
-      tooltip: `The model server${where} is not answering (check \`${state.outage.setting}\`): click for Open Settings / Run Doctor. Cleared by the next answer.`,
+      tooltip: `The model server${where} is not answering (check the setting ${state.outage.setting}): click for Open Settings / Run Doctor. Cleared by the next answer.`,
       command: MODEL_DOWN_COMMAND,
       error: true,
     };

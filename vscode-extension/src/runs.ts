@@ -21,22 +21,29 @@ export class RunTracker implements vscode.Disposable {
   readonly status = new StatusItem(() => this.activeTokens.size > 0);
   /** the session of the last run: follow-ups continue it */
   sessionId: string | undefined;
+  /** the transcript key of the newest agent run (Regenerate replaces it) */
+  lastRunKey: string | undefined;
   private readonly health = new ModelHealth();
 
   constructor(
     private readonly panel: AnswerPanel,
     private readonly runDoctor: () => void,
+    /** the chat's session changed (remembered across reloads) */
+    private readonly onSession: (id: string) => void = () => undefined,
   ) {}
 
   /** Run an agent command, showing it in the chat view; the result completes the section. */
   async track(command: string, args: unknown, exec: () => Promise<unknown>): Promise<unknown> {
     const key = this.panel.transcript.begin(titleFor(command, args));
+    this.lastRunKey = key;
+    this.panel.scrollToNewest();
     this.panel.reveal();
     this.panel.update();
     try {
       const result = (await exec()) as AgentResult | undefined;
       if (result && typeof result.session_id === "string") {
         this.sessionId = result.session_id;
+        this.onSession(result.session_id);
       }
       this.panel.transcript.complete(key, result);
       this.noticeModelState(result);
@@ -45,7 +52,10 @@ export class RunTracker implements vscode.Disposable {
       }
       return result;
     } catch (err) {
-      this.panel.transcript.fail(key, err instanceof Error ? err.message : String(err));
+      const message = err instanceof Error ? err.message : String(err);
+      this.panel.transcript.fail(key, message);
+      // the request itself failed: a model that went away mid-run is an outage like any other
+      this.noticeModelState({ stop_reason: "error", answer: message });
       throw err;
     } finally {
       this.panel.update();
@@ -85,7 +95,7 @@ export class RunTracker implements vscode.Disposable {
       }
     });
     this.activeTokens.add(token);
-    this.status.show();
+    this.showBusy();
     // the run ends with stop_reason "cancelled" and a result, so the request is not cancelled too
     const request = Promise.resolve(client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token }));
     const settled = request.then(() => undefined, () => undefined);
@@ -112,9 +122,14 @@ export class RunTracker implements vscode.Disposable {
     } finally {
       stopWaiting();
       this.activeTokens.delete(token);
-      this.status.show();
+      this.showBusy();
       listening.dispose();
     }
+  }
+
+  private showBusy(): void {
+    this.status.show();
+    this.panel.setState({ busy: this.activeTokens.size > 0 });
   }
 
   /** Stop every running ask/explain (window/workDoneProgress/cancel for each). */

@@ -27,6 +27,11 @@ export type ServerCommand =
 
 const EXE = "cortex-lsp";
 
+export const NOT_FOUND = "cortex-lsp was not found.";
+/** The install step that works: the server is not on any package index; it is built from its repository. */
+export const INSTALL_STEP =
+  "Clone the Cortex LSP repository and run \"make run\" in it (this creates .venv/bin/cortex-lsp), then set cortex.serverPath to that file's full path.";
+
 function expand(value: string, lookup: ServerLookup): string {
   let out = value.trim();
   if (out === "~" || out.startsWith("~/")) {
@@ -89,7 +94,7 @@ export function resolveServerCommand(lookup: ServerLookup): ServerCommand {
   return {
     ok: false,
     message:
-      "cortex-lsp was not found. Install it (pip install cortex-lsp) or set cortex.serverPath." +
+      `${NOT_FOUND} ${INSTALL_STEP}` +
       (lookup.trusted ? "" : " (The folder's own virtualenv is not used until you trust the folder.)"),
     tried,
   };

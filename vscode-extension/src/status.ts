@@ -10,6 +10,7 @@ export class StatusItem implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("cortex.status", vscode.StatusBarAlignment.Right, 100);
   private model = "";
   private outage: ModelOutage | undefined;
+  private serverProblem: string | undefined;
 
   constructor(private readonly busy: () => boolean) {
     this.item.name = "Cortex";
@@ -29,8 +30,14 @@ export class StatusItem implements vscode.Disposable {
     this.show();
   }
 
+  /** No language server could be started (why), or one is running again (undefined). */
+  setServerProblem(problem: string | undefined): void {
+    this.serverProblem = problem;
+    this.show();
+  }
+
   show(): void {
-    const look = statusLook({ busy: this.busy(), model: this.model, outage: this.outage }, `${CHAT_VIEW_ID}.focus`);
+    const look = statusLook({ busy: this.busy(), model: this.model, outage: this.outage, serverProblem: this.serverProblem }, `${CHAT_VIEW_ID}.focus`);
     this.item.text = look.text;
     this.item.tooltip = look.tooltip;
     this.item.command = look.command;

@@ -26,6 +26,10 @@ export function titleFor(command: string, args: unknown): string {
       return a?.diagnostic ? `Explain error in ${uri}` : `Explain ${uri}`;
     case SERVER_COMMANDS.run:
       return `Run ${uri}`;
+    case SERVER_COMMANDS.fix:
+      return `Fix error in ${uri}`;
+    case SERVER_COMMANDS.apply:
+      return `Apply to ${uri}`;
     default:
       return command;
   }

@@ -50,3 +50,30 @@ export function toolLineHtml(line: ToolLine): string {
 export function renderPieces(md: MarkdownIt, pieces: Piece[]): string {
   return pieces.map((p) => (p.kind === "markdown" ? renderMarkdown(md, p.text) : toolLineHtml(p.line))).join("\n");
 }
+
+/** What the review card shows: the write waiting for a decision (review.ts PendingReview). */
+export interface ReviewCard {
+  key: number;
+  action: string;
+  description: string;
+  asked: boolean | undefined;
+}
+
+/**
+ * The review card: "Waiting for your review", what the write does, whether the user asked for it (an
+ * unasked write's warning in the error colour), and Accept / Reject. Every string is escaped; the only
+ * attribute values are our constants and the review's number.
+ */
+export function reviewCardHtml(review: ReviewCard | undefined): string {
+  if (!review) {
+    return "";
+  }
+  const unasked = review.asked === false;
+  const note = review.description
+    ? `<div class="review-note${unasked ? " review-unasked" : ""}">${unasked ? "⚠ " : ""}${escapeHtml(review.description)}</div>`
+    : "";
+  return `<div class="review-card${unasked ? " unasked" : ""}" role="group" aria-label="Waiting for your review" data-review-key="${Math.floor(review.key)}">`
+    + `<div class="review-title"><strong>Waiting for your review:</strong> ${escapeHtml(review.action)}</div>${note}`
+    + `<div class="buttons"><button type="button" class="review-act" data-decision="accept" title="Accept (Ctrl+Shift+Enter)">Accept</button>`
+    + `<button type="button" class="review-act secondary" data-decision="reject" title="Reject (Ctrl+Shift+Backspace); closing the diff rejects too">Reject</button></div></div>`;
+}

@@ -81,7 +81,11 @@ suite("AnswerTranscript", () => {
     t.fail(key, "boom");
     const md = t.render();
     assert.match(md, /\*\*Error:\*\* model unavailable/);
-    assert.match(md, /\*\*Error:\*\* boom/);
+    // one error line per run: the failure after the error event adds none
+    assert.strictEqual((md.match(/\*\*Error:\*\*/g) ?? []).length, 1, md);
+    const other = new AnswerTranscript();
+    other.fail(other.begin("Ask"), "boom");
+    assert.match(other.render(), /\*\*Error:\*\* boom/);
   });
 });
 

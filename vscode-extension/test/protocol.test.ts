@@ -34,7 +34,8 @@ suite("reports", () => {
     });
     assert.match(md, /✔ \*\*model server\*\*: Ollama 0\\\.12/);
     assert.doesNotMatch(md, /unused/);
-    assert.match(md, /✘ \*\*models\*\*[\s\S]*Fix: ollama pull qwen2\\\.5:7b/);
+    // the fix comes first, as Markdown, and failed checks come before passed ones
+    assert.match(md, /^- ✘ \*\*models\*\* — \*\*Fix:\*\* ollama pull qwen2\.5:7b\n {2}- Found: qwen2\\\.5:7b missing/);
   });
 
   test("an unexpected doctor result is shown as JSON", () => {

@@ -44,7 +44,8 @@ suite("model health", () => {
     assert.deepStrictEqual(describeOutage({ stop_reason: "model_unavailable" }), { where: "", setting: "cortex.ollamaBaseUrl" });
     const text = outageMessage(describeOutage(DOWN));
     assert.ok(text.includes("at http://127.0.0.1:11434 is not answering"), text);
-    assert.ok(text.includes("`cortex.ollamaBaseUrl`"), text);
+    // a notification is plain text: the setting's name, no Markdown backticks
+    assert.ok(text.includes("cortex.ollamaBaseUrl") && !text.includes("`"), text);
     assert.ok(!text.includes("model_unavailable"), text);
   });
 });

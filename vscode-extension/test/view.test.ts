@@ -14,7 +14,7 @@ function tags(html: string): { name: string; closing: boolean; attrs: [string, s
 }
 
 const ELEMENTS = new Set(["details", "summary", "span", "code", "div", "pre", "p", "h3", "h4", "em", "strong", "hr", "button", "a", "ol", "ul", "li", "br"]);
-const ATTRIBUTES = new Set(["class", "title", "data-tool", "type", "data-act", "href"]);
+const ATTRIBUTES = new Set(["class", "title", "data-tool", "type", "data-act", "data-info", "href"]);
 
 /** No element or attribute the view does not make itself; links only to our own #cortex-open: or http(s). */
 function assertNoInjection(html: string): void {
