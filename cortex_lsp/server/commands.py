@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 from cortex_lsp.agent.types import AgentRequest, Selection
 from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, resolve_in_roots
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
+from cortex_lsp.runtime.limits import cap_selection
 from cortex_lsp.runtime.runner import RunBody, agent_body
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.documents import LspWorkspace, open_document
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortex.commands")
 ARGUMENTS_MODULE = "cortex_lsp.server.arguments"
-MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
     "cortex.ask",
@@ -95,11 +95,9 @@ def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None, notes: l
         return None
     text, path, language = _document_text(ls, uri)
     chunk, first, last = _slice(text, rng)
-    if len(chunk) > MAX_SELECTION_BYTES // 4 and len(encoded := chunk.encode("utf-8")) > MAX_SELECTION_BYTES:
-        chunk = encoded[:MAX_SELECTION_BYTES].decode("utf-8", errors="ignore")
-        if notes is not None:
-            notes.append(f"The selection was truncated to its first {MAX_SELECTION_BYTES // 1024} KB "
-                         f"(it was {len(encoded) // 1024} KB); the answer covers only that part.")
+    chunk, note = cap_selection(chunk)
+    if note is not None and notes is not None:
+        notes.append(note)
     return Selection(uri=uri, text=chunk, path=path, language=language, start_line=first, end_line=last)
 
 
