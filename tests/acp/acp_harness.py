@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.client.connection import ClientSideConnection
@@ -88,7 +88,7 @@ class RecordingClient:
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
         self.writes.append((path, content))
-        Path(path).write_text(content, encoding="utf-8")
+        await asyncio.to_thread(Path(path).write_text, content, encoding="utf-8")
         self.changed.set()
         return WriteTextFileResponse()
 
@@ -97,7 +97,7 @@ class RecordingClient:
         self.reads.append(path)
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
-        return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+        return ReadTextFileResponse(content=await asyncio.to_thread(Path(path).read_text, encoding="utf-8"))
 
     # -- what the tests read -------------------------------------------------------------------------
     def of(self, kind: type) -> list[Any]:
@@ -120,9 +120,9 @@ class RecordingClient:
     def plans(self) -> list[AgentPlanUpdate]:
         return self.of(AgentPlanUpdate)
 
-    async def wait_for(self, check: Any, timeout: float = WAIT) -> None:
+    async def wait_for(self, check: Any, within: float = WAIT) -> None:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while not check():
             self.changed.clear()
             if check():
@@ -160,9 +160,9 @@ async def acp_session(model: ScriptedModelServer | None, tmp_path: Path, *, read
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
     client = RecordingClient(permission=permission)
-    stderr = open(tmp_path / "agent-stderr.log", "wb")  # noqa: SIM115 (closed below, after the process)
+    stderr = (tmp_path / "agent-stderr.log").open("wb")  # closed below, after the process
     try:
-        async with spawn_agent_process(client, sys.executable, "-m", "cortex_lsp", "acp",
+        async with spawn_agent_process(cast(Any, client), sys.executable, "-m", "cortex_lsp", "acp",
                                        env=server_env(model, data_dir, **(env or {})), cwd=os.getcwd(),
                                        transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0}
                                        ) as (conn, process):
