@@ -344,6 +344,7 @@ def _result_meta(result: AgentResult) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "plan": result.plan.as_dict(),
         "tool_calls": [c.as_dict() for c in result.tool_calls],
+        "notes": list(result.notes),
         "edits": [{"uri": e.uri, "kind": e.kind, "applied": e.applied, "asked": e.asked, "reason": e.reason}
                   for e in result.edits],
     }
