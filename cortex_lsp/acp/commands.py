@@ -7,6 +7,7 @@ Each does what its LSP command does (``cortex.run``, ``cortex.memory.search``, `
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -30,7 +31,10 @@ async def run_command(agent: CortexAcpAgent, session: AcpSession, command: slash
         pump.put(update_agent_message_text(text))
 
     if command.name == "run":
-        await _run(agent, session, command, parts, pump)
+        try:
+            await _run(agent, session, command, parts, pump)
+        except Cancelled:
+            return PromptResponse(stop_reason="cancelled", field_meta={"cortex": {"command": "run"}})
     elif command.name == "memory":
         if not command.argument:
             raise invalid("prompt", "/memory needs words to look for")
@@ -74,8 +78,15 @@ async def _run(agent: CortexAcpAgent, session: AcpSession, command: slash.Slash,
     pump.put(start_tool_call(call_id, "python_exec (sandbox)", kind="execute", status="in_progress",
                              raw_input={"code": code[:2000]}))
     host = _SandboxHost(agent, session)
-    session.task = None
-    payload = await services.run_code(cast(Any, host), code)
+    task = asyncio.ensure_future(services.run_code(cast(Any, host), code))
+    session.task = cast("asyncio.Task[object]", task)  # session/cancel stops the run (the sandbox kills its worker)
+    try:
+        payload = await task
+    except asyncio.CancelledError:
+        if not session.cancelled:
+            raise
+        pump.put(update_tool_call(call_id, status="failed", content=[tool_content(text_block("Cancelled."))]))
+        raise Cancelled from None
     if not payload.get("ran"):
         text = f"Not run: {payload.get('reason')}"
         failed = True
@@ -91,6 +102,10 @@ async def _run(agent: CortexAcpAgent, session: AcpSession, command: slash.Slash,
     pump.put(update_tool_call(call_id, status="failed" if failed else "completed",
                               content=[tool_content(text_block(text))]))
     pump.put(update_agent_message_text(text))
+
+
+class Cancelled(Exception):
+    """``/run`` was stopped by ``session/cancel``."""
 
 
 class _SandboxHost:

@@ -121,7 +121,7 @@ class AcpEditSink:
             return outcome(False, "Not sent: the run was cancelled.")
         old = await self._current_text(target.path) if exists else None
         label = request.label or f"Cortex: {'replace' if exists else 'create'} {target.relative}"
-        description = describe(asked, request.unasked_reason or (grant_refusal or ""))
+        description = describe(asked, request.unasked_reason)
         self._proposals += 1
         call_id = self._current_call() or f"write-{self._proposals}"
         diff = diff_content(str(target.path), request.text, old)
