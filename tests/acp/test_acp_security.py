@@ -147,3 +147,29 @@ async def test_the_users_own_run_request_runs(model: ScriptedModelServer, tmp_pa
         assert calls and [c.kind for c in run.client.tool_calls() if c.tool_call_id == calls[0]] == ["execute"]
         assert _final_status(run, calls[0]) == "completed", _outputs(run, calls[0])
         assert marker in _outputs(run, calls[0])
+
+
+async def test_links_outside_the_folder_or_to_hidden_files_are_not_read(model: ScriptedModelServer,
+                                                                          tmp_path: Path) -> None:
+    from acp import resource_link_block
+
+    model.on(Reply(content="ok"), times=None)
+    async with acp_session(model, tmp_path) as run:
+        (run.root / ".env").write_text("API_KEY=secret-in-dotenv\n")
+        outside = tmp_path / "outside.txt"
+        outside.write_text("secret-outside-the-folder\n")
+        session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
+        since = run.client.mark()
+        await asyncio.wait_for(run.conn.prompt(session_id=session.session_id, prompt=[
+            text_block("What do these say?"),
+            resource_link_block(".env", (run.root / ".env").as_uri()),
+            resource_link_block("outside.txt", outside.as_uri()),
+            resource_link_block("passwd", "file:///etc/passwd"),
+            resource_link_block("page", "https://evil.example/x")]), WAIT)
+        sent = json.dumps(model.chat_requests)
+        assert "secret-in-dotenv" not in sent and "secret-outside-the-folder" not in sent
+        assert "root:x:0" not in sent
+        assert run.client.reads == [], "nothing was read through the client either"
+        assert "evil.example" not in json.dumps([r for r in model.requests if r[0] != "/api/chat"])
+        notes = run.client.answer_text(since)
+        assert ".env was not read" in notes and "outside.txt was not read" in notes
