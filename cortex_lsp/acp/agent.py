@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -279,7 +280,7 @@ class CortexAcpAgent:
         fs = self.caps.fs
         return bool(fs is not None and getattr(fs, name, False))
 
-    def _client_read(self, session_id: str):  # type: ignore[no-untyped-def]
+    def _client_read(self, session_id: str) -> Callable[[Path], Awaitable[str]]:
         async def read(path: Path) -> str:
             assert self.conn is not None
             response = await self.conn.read_text_file(session_id=session_id, path=str(path))
@@ -287,14 +288,15 @@ class CortexAcpAgent:
 
         return read
 
-    def _writer(self, session: AcpSession):  # type: ignore[no-untyped-def]
+    def _writer(self, session: AcpSession) -> Callable[[Path, str], Awaitable[None]]:
         async def write(path: Path, text: str) -> None:
             assert self.conn is not None
             await self.conn.write_text_file(session_id=session.acp_id, path=str(path), content=text)
 
         return write
 
-    def _asker(self, session: AcpSession):  # type: ignore[no-untyped-def]
+    def _asker(self, session: AcpSession) -> Callable[[ToolCallUpdate, list[PermissionOption]],
+                                                      Awaitable[RequestPermissionResponse]]:
         async def ask(tool_call: ToolCallUpdate, options: list[PermissionOption]) -> RequestPermissionResponse:
             assert self.conn is not None
             return await self.conn.request_permission(session_id=session.acp_id, tool_call=tool_call,
@@ -322,7 +324,7 @@ class CortexAcpAgent:
     def _active(self) -> int:
         return sum(1 for s in self.sessions.values() if s.running)
 
-    def _spawn_soon(self, make: Any) -> None:
+    def _spawn_soon(self, make: Callable[[], Coroutine[Any, Any, None]]) -> None:
         def start() -> None:
             task = asyncio.get_running_loop().create_task(make())
             self._tasks.add(task)

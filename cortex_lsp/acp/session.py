@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from acp.schema import AgentMessageChunk, FileEditToolCallContent, TextContentBl
 
 from cortex_lsp.acp.render import AcpUpdate, render
 from cortex_lsp.ports import AgentEvent
-from cortex_lsp.runtime.updates import ClientUpdate, UpdateTracker
+from cortex_lsp.runtime.updates import AnswerText, ClientUpdate, UpdateTracker
 
 if TYPE_CHECKING:
     from cortex_lsp.acp.workspace import AcpWorkspace
@@ -50,7 +51,8 @@ class AcpSession:
 class UpdatePump:
     def __init__(self, send: Callable[[AcpUpdate], Awaitable[None]]) -> None:
         self._send = send
-        self._queue: asyncio.Queue[AcpUpdate | None] = asyncio.Queue()
+        self._items: deque[AcpUpdate | None] = deque()
+        self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.sent = 0
 
@@ -60,11 +62,13 @@ class UpdatePump:
 
     def put(self, update: AcpUpdate | None) -> None:
         if update is not None:
-            self._queue.put_nowait(update)
+            self._items.append(update)
+            self._ready.set()
 
     async def close(self) -> None:
         """Send everything queued, then stop (never raises: a client that went away loses the rest)."""
-        self._queue.put_nowait(None)
+        self._items.append(None)
+        self._ready.set()
         if self._task is not None:
             try:
                 await asyncio.shield(self._task)
@@ -72,24 +76,18 @@ class UpdatePump:
                 pass
 
     async def _run(self) -> None:
-        pending: AcpUpdate | None = None
         while True:
-            update = pending if pending is not None else await self._queue.get()
-            pending = None
+            while not self._items:
+                self._ready.clear()
+                await self._ready.wait()
+            update = self._items.popleft()
             if update is None:
                 return
-            if _text_of(update) is not None:  # answer chunks queued meanwhile go out as one
-                parts = [_text_of(update) or ""]
-                while not self._queue.empty():
-                    following = self._queue.get_nowait()
-                    if following is not None and (text := _text_of(following)) is not None:
-                        parts.append(text)
-                        continue
-                    pending = following
-                    if following is None:
-                        pending = None
-                        self._queue.put_nowait(None)
-                    break
+            if (text := _text_of(update)) is not None:  # answer chunks queued meanwhile go out as one
+                parts = [text]
+                while self._items and (more := _text_of(self._items[0])) is not None:
+                    parts.append(more)
+                    self._items.popleft()
                 update = update_agent_message_text("".join(parts))
             try:
                 await self._send(update)
@@ -98,7 +96,7 @@ class UpdatePump:
                 log.info("session/update not sent: %s", exc)
 
 
-def _text_of(update: AcpUpdate) -> str | None:
+def _text_of(update: AcpUpdate | None) -> str | None:
     if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
         return update.content.text
     return None
@@ -118,8 +116,6 @@ class RunEmitter:
             self.show(update)
 
     def show(self, update: ClientUpdate) -> None:
-        from cortex_lsp.runtime.updates import AnswerText
-
         if isinstance(update, AnswerText):
             self.streamed.append(update.text)
         self.pump.put(render(update, self.diffs))

@@ -119,7 +119,19 @@ def test_malformed_frames_get_errors_and_the_agent_stays_alive(tmp_path: Path) -
     assert code == 0
 
 
-def test_mcp_servers_are_reported_unsupported_in_one_message(tmp_path: Path) -> None:
+def _notes_until_commands(agent: RawAcp, session: str) -> list[str]:
+    """The messages sent after session/new, up to its available_commands_update."""
+    texts: list[str] = []
+    while True:
+        message = agent.next()
+        assert message["params"]["sessionId"] == session
+        update = message["params"]["update"]
+        if update.get("sessionUpdate") == "available_commands_update":
+            return texts
+        texts.append(update["content"]["text"])
+
+
+def test_mcp_servers_and_refused_roots_are_reported_in_one_message(tmp_path: Path) -> None:
     agent = RawAcp(tmp_path)
     try:
         agent.send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
@@ -130,33 +142,12 @@ def test_mcp_servers_are_reported_unsupported_in_one_message(tmp_path: Path) -> 
                    {"type": "http", "name": "search", "url": "http://127.0.0.1:9/mcp", "headers": []}]
         agent.send({"id": 2, "method": "session/new", "params": {"cwd": str(root), "mcpServers": servers}})
         session = agent.reply(2)["result"]["sessionId"]
-        texts = []
-        while True:
-            message = agent.next()
-            update = message.get("params", {}).get("update", {})
-            assert message["params"]["sessionId"] == session
-            if update.get("sessionUpdate") == "available_commands_update":
-                break
-            texts.append(update["content"]["text"])
-        mcp = [t for t in texts if "MCP" in t]
+        mcp = [t for t in _notes_until_commands(agent, session) if "MCP" in t]
         assert len(mcp) == 1 and "files" in mcp[0] and "search" in mcp[0]
-    finally:
-        agent.close()
 
-
-def test_a_root_that_is_not_a_project_is_refused(tmp_path: Path) -> None:
-    agent = RawAcp(tmp_path)
-    try:
-        agent.send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-        agent.reply(1)
-        agent.send({"id": 2, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
-        agent.reply(2)
-        said = ""
-        while True:
-            update = agent.next()["params"]["update"]
-            if update.get("sessionUpdate") == "available_commands_update":
-                break
-            said += update["content"]["text"]
+        agent.send({"id": 3, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+        session = agent.reply(3)["result"]["sessionId"]
+        said = "".join(_notes_until_commands(agent, session))
         assert "will not use / as the session's folder" in said and "whole file system" in said
     finally:
         agent.close()

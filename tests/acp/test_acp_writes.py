@@ -28,7 +28,9 @@ def script_write(model: ScriptedModelServer, path: str, content: str = "hello fr
 WRITE = "Write 'hello from cortex' and save it to notes.txt"
 
 
-async def test_an_allowed_write_asks_then_the_client_writes_it(model: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_writes_ask_permission_then_the_client_writes(model: ScriptedModelServer, tmp_path: Path) -> None:
+    """One session: an allowed write (asked, then written by the client), a rejected one (nothing
+    written, the answer says so), and a cancel while the permission is open (nothing written)."""
     script_write(model, "notes.txt")
     async with acp_session(model, tmp_path, plans=False) as run:
         session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
@@ -53,22 +55,33 @@ async def test_an_allowed_write_asks_then_the_client_writes_it(model: ScriptedMo
         assert meta["edits"] == [{"uri": target.resolve().as_uri(), "kind": "create", "applied": True,
                                   "asked": True, "reason": ""}]
 
-
-async def test_a_rejected_write_writes_nothing_and_the_answer_says_so(model: ScriptedModelServer,
-                                                                      tmp_path: Path) -> None:
-    script_write(model, "notes.txt")
-    async with acp_session(model, tmp_path, plans=False, permission="reject") as run:
-        session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
+        # rejected: nothing written, and the answer never says it was
+        model.reset()
+        script_write(model, "other.txt")
+        run.client.permission = "reject"
         since = run.client.mark()
-        response = await asyncio.wait_for(run.conn.prompt(session_id=session.session_id,
-                                                          prompt=[text_block(WRITE)]), WAIT)
-        assert len(run.client.permissions) == 1
-        assert run.client.writes == []
-        assert not (run.root / "notes.txt").exists()
+        response = await asyncio.wait_for(run.conn.prompt(session_id=session.session_id, prompt=[
+            text_block("Write 'hello from cortex' and save it to other.txt")]), WAIT)
+        assert len(run.client.permissions) == 2
+        assert len(run.client.writes) == 1
+        assert not (run.root / "other.txt").exists()
         meta = (response.field_meta or {})["cortex"]
         assert meta["edits"][0]["applied"] is False and "rejected" in meta["edits"][0]["reason"]
         answer = run.client.answer_text(since)
-        assert "not" in answer.lower() and "notes.txt" in answer, answer  # never "Saved."
+        assert "not" in answer.lower() and "other.txt" in answer, answer
+
+        # cancelled while the user looks at the permission: nothing written
+        model.reset()
+        script_write(model, "third.txt")
+        run.client.permission = "hold"
+        prompt = asyncio.create_task(run.conn.prompt(session_id=session.session_id, prompt=[
+            text_block("Write 'hello from cortex' and save it to third.txt")]))
+        await run.client.wait_for(lambda: len(run.client.permissions) == 3)
+        await run.conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(prompt, 15)
+        run.client.release.set()
+        assert response.stop_reason == "cancelled"
+        assert len(run.client.writes) == 1 and not (run.root / "third.txt").exists()
 
 
 async def test_a_client_that_cannot_write_gets_no_write(model: ScriptedModelServer, tmp_path: Path) -> None:
@@ -99,16 +112,3 @@ async def test_cancel_mid_stream_answers_cancelled(model: ScriptedModelServer, t
         follow = await asyncio.wait_for(run.conn.prompt(session_id=session.session_id,
                                                         prompt=[text_block("quick one")]), WAIT)
         assert follow.stop_reason == "end_turn"
-
-
-async def test_cancel_while_permission_is_asked_writes_nothing(model: ScriptedModelServer, tmp_path: Path) -> None:
-    script_write(model, "notes.txt")
-    async with acp_session(model, tmp_path, plans=False, permission="hold") as run:
-        session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
-        prompt = asyncio.create_task(run.conn.prompt(session_id=session.session_id, prompt=[text_block(WRITE)]))
-        await run.client.wait_for(lambda: run.client.permissions)
-        await run.conn.cancel(session_id=session.session_id)
-        response = await asyncio.wait_for(prompt, 15)
-        run.client.release.set()
-        assert response.stop_reason == "cancelled"
-        assert run.client.writes == [] and not (run.root / "notes.txt").exists()
