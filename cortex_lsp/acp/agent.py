@@ -76,6 +76,7 @@ class CortexAcpAgent:
         self.host = KernelHost(self._note, self._active)
         self._notes: list[str] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._warming = False
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -84,6 +85,9 @@ class CortexAcpAgent:
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
                          client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
         self.caps = client_capabilities or ClientCapabilities()
+        if not self._warming:
+            self._warming = True
+            self._spawn_soon(self.host.warm)  # after the answer: the first session and prompt find it ready
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION) if protocol_version >= 1 else PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(

@@ -10,6 +10,7 @@ set of roots (a session's folder), so one session's tools never reach another's 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
     from cortex_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger("cortex.host")
+
+#: what a first request imports (the kernel and its tools, the memory store, Chroma), warmed off the loop
+WARM_MODULES = ("cortex_lsp.config", "cortex_lsp.models.factory", "cortex_lsp.agent.kernel", "cortex_lsp.agent.deps",
+                "cortex_lsp.tools.builtin", "cortex_lsp.tools.python_exec", "cortex_lsp.tools.web_fetch",
+                "cortex_lsp.tools.doc_search", "cortex_lsp.memory.store", "chromadb")
+
+
+def _import_all(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an optional extra not installed: the first request reports it
+            log.info("warm-up could not import %s", name)
 
 
 class KernelHost:
@@ -113,6 +127,20 @@ class KernelHost:
         memory = await self.memory()
         return AgentDeps(settings=settings, model=model, memory=memory,
                          tools=self.tools(settings, workspace.roots, memory), workspace=workspace, edits=edits)
+
+    async def warm(self) -> None:
+        """Get ready for the first request in the background: import the agent off the event loop, open the
+        memory store, connect to the model. Never raises: a step that fails is done (and reported) by the
+        first request instead. Every request path opens memory first, so holding its lock while importing
+        keeps the loop thread from importing the same modules at the same time."""
+        try:
+            async with self._memory_lock:
+                await asyncio.to_thread(_import_all, WARM_MODULES)
+            memory = await self.memory()
+            await asyncio.to_thread(self.tools, self.settings, [], memory)
+            await (await self.model()).version()
+        except Exception as exc:
+            log.info("warm-up stopped: %s", exc)
 
     async def aclose(self) -> None:
         if self._sandbox is not None and (closer := getattr(self._sandbox, "aclose", None)) is not None:
