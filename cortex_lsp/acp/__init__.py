@@ -24,6 +24,7 @@ async def serve() -> int:
     reader, writer = await stdio_streams(limit=1024 * 1024)
     transport = GuardedTransport(reader, writer)
     agent = CortexAcpAgent()
+    transport.on_cancel = agent.cancel_session
     connection = AgentSideConnection(cast(Any, agent), transport, listening=False)  # the methods Cortex serves
     try:
         await connection.listen()

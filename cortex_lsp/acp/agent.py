@@ -274,6 +274,10 @@ class CortexAcpAgent:
 
     # -- cancel --------------------------------------------------------------------------------------
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.cancel_session(session_id)
+
+    def cancel_session(self, session_id: str) -> None:
+        """``session/cancel``, or ``$/cancel_request`` of the session's prompt: its run stops."""
         session = self.sessions.get(session_id)
         if session is not None and session.running:
             log.info("cancel received for session %s", session_id)

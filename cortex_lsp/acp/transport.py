@@ -6,6 +6,9 @@ every frame is checked first: bad JSON answers a JSON-RPC Parse error (``-32700`
 anything else that is not a JSON-RPC message an Invalid Request (``-32600``), a frame over
 :data:`MAX_FRAME_BYTES` is skipped whole with an error, and a request that comes before ``initialize``
 is refused (``-32600``, nothing runs; a notification is dropped). The connection stays open.
+
+``$/cancel_request`` for a ``session/prompt`` in flight cancels that session's run, as
+``session/cancel`` does (the prompt still answers, with ``stopReason: cancelled``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("cortex.acp")
@@ -32,8 +36,14 @@ class GuardedTransport:
         self._lock = asyncio.Lock()
         self._closed = False
         self.initialized = False
+        #: ``session/prompt`` requests in flight: request id → session id
+        self._prompts: dict[Any, str] = {}
+        #: called with a session id when the client cancels its prompt request (``$/cancel_request``)
+        self.on_cancel: Callable[[str], None] | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            self._prompts.pop(message.get("id"), None)
         data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         async with self._lock:
             if self._closed:
@@ -90,6 +100,13 @@ class GuardedTransport:
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
             return (msg_id, -32602, "Invalid params: params must be an object") if is_request else (None, 0, "")
+        if method == "$/cancel_request" and not is_request:
+            session = self._prompts.get((params or {}).get("requestId"))
+            if session is not None and self.on_cancel is not None:
+                self.on_cancel(session)
+            return None, 0, ""  # handled here (or nothing to cancel): the SDK has no route for it
+        if method == "session/prompt" and is_request and isinstance((params or {}).get("sessionId"), str):
+            self._prompts[msg_id] = (params or {})["sessionId"]
         if method == "initialize":
             self.initialized = True
         elif not self.initialized:

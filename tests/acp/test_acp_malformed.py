@@ -12,7 +12,9 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from tests.acp.acp_harness import direct_plans
 from tests.lsp_harness import server_env
+from tests.scripted_model import Reply, ScriptedModelServer
 
 WAIT = 60.0
 
@@ -20,12 +22,12 @@ WAIT = 60.0
 class RawAcp:
     """``python -m cortex_lsp acp`` driven by raw lines; a thread reads what it sends."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, model: ScriptedModelServer | None = None) -> None:
         data = tmp_path / "data"
         data.mkdir(exist_ok=True)
         self.proc = subprocess.Popen([sys.executable, "-m", "cortex_lsp", "acp"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=server_env(None, data), cwd=Path.cwd())
+                                     env=server_env(model, data), cwd=Path.cwd())
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
 
@@ -149,5 +151,30 @@ def test_mcp_servers_and_refused_roots_are_reported_in_one_message(tmp_path: Pat
         session = agent.reply(3)["result"]["sessionId"]
         said = "".join(_notes_until_commands(agent, session))
         assert "will not use / as the session's folder" in said and "whole file system" in said
+    finally:
+        agent.close()
+
+
+def test_cancel_request_of_a_prompt_stops_its_run(model: ScriptedModelServer, tmp_path: Path) -> None:
+    """``$/cancel_request`` naming a ``session/prompt`` in flight stops it like ``session/cancel``."""
+    direct_plans(model)
+    model.on(Reply(content="word " * 400, token_delay=0.05), times=None)
+    agent = RawAcp(tmp_path, model)
+    try:
+        agent.send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        agent.reply(1)
+        root = tmp_path / "ws"
+        root.mkdir()
+        agent.send({"id": 2, "method": "session/new", "params": {"cwd": str(root), "mcpServers": []}})
+        session = agent.reply(2)["result"]["sessionId"]
+        agent.send({"id": "prompt-1", "method": "session/prompt", "params": {
+            "sessionId": session, "prompt": [{"type": "text", "text": "tell me a long story"}]}})
+        while True:  # until the answer streams
+            update = agent.next().get("params", {}).get("update", {})
+            if update.get("sessionUpdate") == "agent_message_chunk" and "word" in update["content"]["text"]:
+                break
+        agent.send({"method": "$/cancel_request", "params": {"requestId": "prompt-1"}})
+        answer = agent.reply("prompt-1")
+        assert answer["result"]["stopReason"] == "cancelled"
     finally:
         agent.close()
