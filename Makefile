@@ -27,6 +27,7 @@ editors:
 	scripts/editors/install-neovim.sh
 	scripts/editors/install-code-server.sh
 	cd vscode-extension && npm ci --no-audit --no-fund && npm run ci
+	cd tests/acp/node && npm ci --no-audit --no-fund
 
 bench: setup
 	.venv/bin/python -m benchmarks

@@ -1,4 +1,6 @@
-"""Command line: ``cortex-lsp serve | ask | doctor | memory … | reset-memory``.
+"""Command line: ``cortex-lsp serve | acp | ask | doctor | memory … | reset-memory``.
+
+``acp`` runs the same agent over the Agent Client Protocol on stdio (cortex_lsp/acp/).
 
 ``serve`` (the default) runs the language server on stdio, or ``--tcp --port N`` on 127.0.0.1. Every
 other command is a thin LSP client of that same server, started as a child over stdio: it shows the
@@ -83,6 +85,19 @@ def _serve(args: argparse.Namespace) -> int:
     return server.exit_code
 
 
+def _acp() -> int:
+    from cortex_lsp.acp import main as acp_main
+    from cortex_lsp.memory.private import private_umask
+    from cortex_lsp.server.logs import setup_logging
+
+    private_umask()  # everything the agent creates (memory, indexes) is the user's alone: 0700/0600
+    setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
+    try:
+        return acp_main()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cortex-lsp", description="Cortex: a local AI agent as a language server.")
     p.add_argument("--version", action="version", version=f"cortex-lsp {__version__}")
@@ -92,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
     serve.add_argument("--port", type=int, default=2087)
 
+    sub.add_parser("acp", help="run the agent over the Agent Client Protocol on stdio (Zed, JetBrains, ...)")
     ask = sub.add_parser("ask", help="ask the agent, through the language server")
     ask.add_argument("message", metavar="QUESTION", type=_text, help="what to ask (quote it)")
     ask.add_argument("--root", type=_folder, help="the folder the agent may use (default: the sample workspace/)")
@@ -126,6 +142,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
+        if args.command == "acp":
+            return _acp()
         if args.command in (None, "serve"):
             if args.command is None:
                 args.tcp, args.port = False, 0

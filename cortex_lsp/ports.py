@@ -23,7 +23,10 @@ class AgentEvent:
 
 
 class Workspace(Protocol):
-    """The allowed roots, and a reader that prefers the editor's (possibly unsaved) text."""
+    """The allowed roots, and a reader that prefers the editor's (possibly unsaved) text.
+
+    A workspace whose editor is asked over the wire (ACP's ``fs/read_text_file``) also has an
+    ``async read_text_async(path)``; tools read through :func:`read_open_text`, which prefers it."""
 
     @property
     def roots(self) -> list[Path]: ...
@@ -31,6 +34,15 @@ class Workspace(Protocol):
     def read_text(self, path: Path) -> str | None:
         """The editor's text for an open document, else ``None`` (the caller reads the disk)."""
         ...
+
+
+async def read_open_text(workspace: Workspace, path: Path) -> str | None:
+    """The editor's text for ``path`` (asked for when the workspace can ask), else ``None``."""
+    reader = getattr(workspace, "read_text_async", None)
+    if reader is not None:
+        text: str | None = await reader(path)
+        return text
+    return workspace.read_text(path)
 
 
 @dataclass

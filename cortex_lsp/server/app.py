@@ -159,25 +159,11 @@ class CortexServer(LanguageServer):
     def reload_settings(self, editor: dict[str, Any] | None = None, *, notes: list[str] | None = None) -> list[str]:
         """Load every layer again; ``notes``: what was wrong with a changed editor layer (settings_reload.py),
         shown in the same one message."""
-        from cortex_lsp.config import LoadedSettings, Settings, load_settings
+        from cortex_lsp.runtime.settings import load_front_settings  # pydantic: not before initialize
 
         if editor is not None:
             self.editor_settings = editor
-        try:
-            self.loaded = load_settings(workspace_roots=self.roots, editor=self.editor_settings)
-        except Exception as exc:  # load_settings never raises by design; if it ever does, defaults + one message
-            log.exception("settings could not be loaded")
-            self.loaded = LoadedSettings(Settings(), [f"settings could not be loaded ({exc.__class__.__name__}); "
-                                                      "using the defaults."])
-        messages = [*(notes or []), *self.loaded.messages]
-        data_dir = self.settings.data_dir.expanduser().resolve()
-        if any(_within(data_dir, root) for root in self.roots):
-            messages.append(
-                f"data_dir {data_dir} is inside the opened folder; Cortex keeps its data outside projects, "
-                "so the default data folder is used."
-            )
-            self.loaded.settings = self.settings.model_copy(update={"data_dir": Settings().data_dir})
-        logging.getLogger("cortex").setLevel(self.settings.log_level)
+        self.loaded, messages = load_front_settings(self.roots, self.editor_settings, notes)
         shown = "Cortex settings: " + " ".join(messages) if messages else None
         if shown and shown != self._settings_shown:  # the same problems again (another reload) are not repeated
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=shown))
@@ -232,10 +218,11 @@ class CortexServer(LanguageServer):
         # 5 s time-out, so this never waits longer)
         await self.settings_current.wait()
         s = self.settings
-        key = (s.model_backend, s.ollama_base_url, s.openai_base_url, s.openai_api_key, s.ollama_timeout_seconds,
-               s.ollama_num_ctx, s.local_model_path, s.max_answer_bytes, s.max_tool_args_bytes, s.max_tool_calls)
+        from cortex_lsp.runtime.models import close_retired  # pydantic: not before initialize
+        from cortex_lsp.runtime.settings import model_key
+
+        key = model_key(s)
         async with self._model_lock:
-            from cortex_lsp.server.settings_reload import close_retired  # pydantic: not before initialize
 
             await close_retired(self._retired_models, self.runs.active)
             if self._model is None or key != self._model_key:
@@ -272,35 +259,12 @@ class CortexServer(LanguageServer):
         return await asyncio.to_thread(read_sessions, self.settings.data_dir.expanduser() / EPISODIC_DB)
 
     async def _open_memory(self) -> Memory:
-        """The persistent store (or turns kept in this process, with one message saying why).
-        Raises :class:`ModelError` when no model answers: memory is keyed by the embedding model."""
-        from cortex_lsp.memory.api import InProcessMemory
+        from cortex_lsp.runtime.memory_open import open_memory
 
-        try:
-            from cortex_lsp.memory.store import PersistentMemory  # type: ignore[attr-defined]
-        except ImportError:
-            return InProcessMemory()
-        model = await self.model()
-        try:
-            settings = self.settings
-            served = getattr(self.backend_info, "embed_model", None)
-            if served and served != settings.embed_model:
-                # the embedded default serves its own model: key the vector collections by what answers
-                settings = settings.model_copy(update={"embed_model": served})
-            from cortex_lsp.server.settings_reload import CurrentModel
+        def warn(message: str) -> None:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
-            memory = PersistentMemory(settings, CurrentModel(self.model, model.backend))  # follows a URL change
-            await memory.open()
-            for notice in memory.notices:  # e.g. the data folder was readable by others and was tightened
-                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=notice))
-            return memory  # type: ignore[no-any-return]
-        except Exception as exc:
-            log.warning("persistent memory unavailable, keeping turns in this process: %s", exc)
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Warning,
-                message=f"Cortex memory could not open its store in {self.settings.data_dir} ({exc}); "
-                        "this session's turns are kept in memory only."))
-            return InProcessMemory()
+        return await open_memory(self.settings, self.model, lambda: self.backend_info, warn)
 
     def service(self, name: str) -> Any:
         return self._services.get(name)
@@ -333,7 +297,7 @@ class CortexServer(LanguageServer):
                 await self._memory.aclose()
         if self._model is not None:
             await self._model.aclose()
-        from cortex_lsp.server.settings_reload import close_retired
+        from cortex_lsp.runtime.models import close_retired
 
         await close_retired(self._retired_models, 0)
 
@@ -347,10 +311,3 @@ class CortexServer(LanguageServer):
 
         mirror_to_client(LspMirror(send))
 
-
-def _within(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder.resolve())
-        return True
-    except ValueError:
-        return False

@@ -13,7 +13,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 from pygls.exceptions import JsonRpcInvalidParams
 
-MAX_MESSAGE = 8192
+from cortex_lsp.runtime.limits import MAX_MESSAGE  # one limit for every front
+
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 

@@ -13,17 +13,17 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord, Selection
+from cortex_lsp.agent.types import AgentRequest, Selection
 from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, resolve_in_roots
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
-from cortex_lsp.models.base import ModelError
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.runtime.limits import cap_selection
+from cortex_lsp.runtime.runner import RunBody, agent_body
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.documents import LspWorkspace, open_document
 from cortex_lsp.server.runs import CancelledEarly
 
 if TYPE_CHECKING:
-    from cortex_lsp.agent.deps import AgentDeps, Emit
+    from cortex_lsp.agent.deps import AgentDeps
     from cortex_lsp.server.arguments import RangeArg
 
 # The agent (kernel, tools, jsonschema, sandbox) is imported on the first command, not at start-up,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortex.commands")
 ARGUMENTS_MODULE = "cortex_lsp.server.arguments"
-MAX_SELECTION_BYTES = 64 * 1024  # the most of a selection (UTF-8) sent to a model
 
 COMMANDS = (
     "cortex.ask",
@@ -101,11 +100,9 @@ def _selection(ls: CortexServer, uri: str | None, rng: RangeArg | None, notes: l
         return None
     text, path, language = _document_text(ls, uri)
     chunk, first, last = _slice(text, rng)
-    if len(chunk) > MAX_SELECTION_BYTES // 4 and len(encoded := chunk.encode("utf-8")) > MAX_SELECTION_BYTES:
-        chunk = encoded[:MAX_SELECTION_BYTES].decode("utf-8", errors="ignore")
-        if notes is not None:
-            notes.append(f"The selection was truncated to its first {MAX_SELECTION_BYTES // 1024} KB "
-                         f"(it was {len(encoded) // 1024} KB); the answer covers only that part.")
+    chunk, note = cap_selection(chunk)
+    if note is not None and notes is not None:
+        notes.append(note)
     return Selection(uri=uri, text=chunk, path=path, language=language, start_line=first, end_line=last)
 
 
@@ -127,26 +124,8 @@ async def agent_deps(ls: CortexServer) -> AgentDeps:
                      workspace=LspWorkspace(ls), edits=ls.edits, meaning=services.meaning_classifier(ls))
 
 
-def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None):  # type: ignore[no-untyped-def]
-    async def body(emit: Emit, record: RunRecord) -> AgentResult:
-        record.notes.extend(notes or ())
-        try:
-            deps = await agent_deps(ls)
-        except ModelError as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
-            return record.result("model_unavailable", answer=exc.user_message())
-        info = ls.backend_info
-        record.backend = getattr(info, "backend", deps.model.backend)
-        record.model = getattr(info, "chat_model", None) or ""
-        from cortex_lsp.agent.kernel import AgentKernel
-
-        result = await AgentKernel(deps).run(request, emit, record)
-        for note in notes or ():  # the answer itself says what it did not see
-            emit(AgentEvent("token", {"value": f"\n\n({note})"}))
-            result.answer = f"{result.answer.rstrip()}\n\n({note})"
-        return result
-
-    return body
+def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None) -> RunBody:
+    return agent_body(lambda: agent_deps(ls), request, lambda: ls.backend_info, notes)
 
 
 async def _run_agent(ls: CortexServer, msg_id: Any, title: str, request: AgentRequest, wait: bool,

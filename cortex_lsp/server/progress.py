@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from cortex_lsp.ports import AgentEvent
+from cortex_lsp.runtime.updates import short as _short
+from cortex_lsp.runtime.updates import short_arguments
 from cortex_lsp.server.capabilities import supports_work_done_progress
 
 if TYPE_CHECKING:
@@ -58,26 +60,6 @@ def describe(event: AgentEvent) -> str:
     if event.type == "token":
         return ANSWERING
     return event.type.replace("_", " ").capitalize()
-
-
-def short_arguments(arguments: object, *, each: int = 40, total: int = 80) -> str:
-    """A tool call's arguments as a user reads them: the values, shortened (``stats.py``, ``12*7``)."""
-    if isinstance(arguments, dict):
-        values = [v for v in arguments.values() if v not in (None, "", [], {})]
-    elif arguments in (None, "", [], {}):
-        values = []
-    else:
-        values = [arguments]
-    parts = []
-    for value in values:
-        text = " ".join(str(value).split())
-        parts.append(text if len(text) <= each else text[: each - 1] + "…")
-    return _short(", ".join(parts), total)
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class RunStream:

@@ -28,9 +28,9 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from cortex_lsp.agent.ledger import with_ledger
 from cortex_lsp.agent.types import AgentResult, RunRecord
-from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
+from cortex_lsp.ports import EditKind, EditOutcome
+from cortex_lsp.runtime.runner import RunBody, settle
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
 
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
 
 log = logging.getLogger("cortex.runs")
-
-RunBody = Callable[[Callable[[AgentEvent], None], RunRecord], Coroutine[Any, Any, AgentResult]]
-
 
 # Commands whose handler a cancel interrupts (read-only, the sandbox, which kills its worker, or an apply,
 # whose edit a cancel withdraws and settles like an agent's). Agent
@@ -319,22 +316,7 @@ class RunManager:
                     run.record.notes.append("Cancelled before the run started; nothing was done.")
                     return self._finish(run, stream, run.record.result("cancelled"))
                 run.task = asyncio.create_task(body(stream, run.record))
-                try:
-                    result = await asyncio.shield(run.task)
-                except asyncio.CancelledError:
-                    # Either the run was cancelled (task cancelled) or our own waiter was: stop the run.
-                    if not run.task.done():
-                        run.task.cancel()
-                        try:
-                            await run.task
-                        except (asyncio.CancelledError, Exception):
-                            pass
-                    # the writes as they stand (an edit the editor had not answered is "unknown — check")
-                    result = run.record.result("cancelled", answer=with_ledger(run.record.answer, run.record))
-                except Exception as exc:
-                    log.exception("run failed")
-                    stream.event(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
-                    result = run.record.result("error", answer=f"Cortex hit an internal error: {exc}")
+                result = await settle(run.task, run.record, stream.event)
                 return self._finish(run, stream, result)
         finally:
             self._runs.pop(run.run_id, None)

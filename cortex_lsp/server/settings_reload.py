@@ -12,14 +12,14 @@ is current (:class:`CurrentModel`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from cortex_lsp.config import SETTING_KEYS, Settings
-from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelClient, ToolSpec
+from cortex_lsp.runtime.models import CurrentModel, close_retired
 
 
 @dataclass(frozen=True)
@@ -70,51 +70,5 @@ def screen_editor_settings(sent: Mapping[str, Any], current: Settings) -> Editor
     return EditorUpdate(kept, messages)
 
 
-async def close_retired(retired: list[ModelClient], active_runs: int) -> None:
-    """Close the model clients a settings change replaced, once no run is using one."""
-    if active_runs or not retired:
-        return
-    done, retired[:] = list(retired), []
-    for client in done:
-        try:
-            await client.aclose()
-        except Exception:
-            pass
-
-
-class CurrentModel:
-    """A :class:`ModelClient` that always uses the server's current client (memory and its background
-    learning follow a model-server change without a restart). Closing it closes nothing: the server
-    owns the real clients."""
-
-    def __init__(self, current: Callable[[], Awaitable[ModelClient]], backend: str) -> None:
-        self._current = current
-        self.backend = backend
-
-    async def chat_stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        model: str,
-        tools: Sequence[ToolSpec] | None = None,
-        format: dict[str, Any] | Literal["json"] | None = None,
-        options: ChatOptions | None = None,
-    ) -> AsyncIterator[ChatChunk]:
-        client = await self._current()
-        self.backend = client.backend
-        async for chunk in client.chat_stream(messages, model=model, tools=tools, format=format, options=options):
-            yield chunk
-
-    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
-        client = await self._current()
-        self.backend = client.backend
-        return await client.embed(texts, model=model)
-
-    async def list_models(self) -> list[str]:
-        return await (await self._current()).list_models()
-
-    async def version(self) -> str:
-        return await (await self._current()).version()
-
-    async def aclose(self) -> None:
-        return None
+# the model client plumbing lives below the fronts (runtime/models.py); kept importable from here
+__all__ = ["CurrentModel", "EditorUpdate", "close_retired", "screen_editor_settings"]

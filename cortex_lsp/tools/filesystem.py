@@ -27,7 +27,7 @@ from cortex_lsp.guards.paths import (
     resolve_in_roots,
 )
 from cortex_lsp.guards.root_choice import root_refusal
-from cortex_lsp.ports import EditRequest
+from cortex_lsp.ports import EditRequest, read_open_text
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 
 MAX_LIST_ENTRIES = 200
@@ -121,7 +121,7 @@ class ReadFileTool(BaseTool):
             return self.fail(str(exc))
         if target.path.is_dir():
             return self.fail(f"{target.relative} is a folder; use list_dir to see what is in it.")
-        text = context.workspace.read_text(target.path)
+        text = await read_open_text(context.workspace, target.path)
         if text is None:
             try:
                 text = read_text_file(target, max_bytes=MAX_READ_BYTES)
