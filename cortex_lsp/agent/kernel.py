@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 
+from cortex_lsp import telemetry
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
 from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
@@ -152,15 +153,18 @@ class AgentKernel:
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
         route = route_for(ctx, available, words_override=self.words_override)
+        telemetry.set_route(route.kind)
         profile = await detect_profile(settings, deps.model, backend=record.backend, name=record.model)
         if profile.small:
             record.notes.append(profile.describe())
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools
-            plan, available = routed_plan(route, profile)
+            with telemetry.span("agent.plan", {"cortex.plan.source": "router"}):
+                plan, available = routed_plan(route, profile)
             outcome = PlanOutcome(plan)
         else:
-            outcome = await model_plan(deps, ctx, route, available)
+            with telemetry.span("agent.plan", {"cortex.plan.source": "model"}):
+                outcome = await model_plan(deps, ctx, route, available)
             if outcome.fallback:
                 available = [t for t in available if t in outcome.plan.tools]
         if outcome.fallback:
@@ -174,6 +178,7 @@ class AgentKernel:
         )
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan
+        telemetry.note_run({"cortex.plan.kind": guarded.plan.kind, "cortex.plan.steps": len(guarded.plan.steps)})
         emit(AgentEvent("plan", record.plan.as_dict()))
 
         executor = Executor(deps, emit, record)
@@ -394,7 +399,8 @@ class AgentKernel:
         search = LatsSearch(self.deps, ctx, session, emit, prior=messages)
         try:
             async with asyncio.timeout(limit):
-                answer = await search.run(guarded)
+                with telemetry.span("agent.lats"):
+                    answer = await search.run(guarded)
         except TimeoutError:
             answer = search.best_answer()
             record.notes.append("LATS stopped at its time limit")
@@ -411,7 +417,8 @@ class AgentKernel:
     ) -> AgentResult:
         session = self._session(ctx, guarded, emit, record)
         executor = Executor(self.deps, emit, record)
-        answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
+        with telemetry.span("agent.supervisor"):
+            answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
         if answer is None:
             return await self._react(ctx, guarded, session, executor, emit, record)
         await save_if_asked(ctx, session, executor, answer)

@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 from cortex_lsp import __version__
 from cortex_lsp.server import lifecycle
 from cortex_lsp.server.edits import LspEditSink
-from cortex_lsp.server.logs import LspMirror, mirror_to_client
+from cortex_lsp.server.logs import LspMirror, mirror_to_client, observe
 from cortex_lsp.server.runs import RunManager
 
 if TYPE_CHECKING:  # settings (pydantic, YAML) and memory are imported after `initialize` is answered
@@ -176,6 +176,7 @@ class CortexServer(LanguageServer):
             )
             self.loaded.settings = self.settings.model_copy(update={"data_dir": Settings().data_dir})
         logging.getLogger("cortex").setLevel(self.settings.log_level)
+        messages += observe(self.settings)
         shown = "Cortex settings: " + " ".join(messages) if messages else None
         if shown and shown != self._settings_shown:  # the same problems again (another reload) are not repeated
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=shown))
@@ -291,6 +292,9 @@ class CortexServer(LanguageServer):
         from cortex_lsp.server.settings_reload import close_retired
 
         await close_retired(self._retired_models, 0)
+        from cortex_lsp import telemetry
+
+        await asyncio.to_thread(telemetry.shutdown)  # the last spans and metrics go out
 
     def mirror_logs(self) -> None:
         levels = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from cortex_lsp import telemetry
 from cortex_lsp.agent.types import AgentResult, RunRecord
 from cortex_lsp.agent.write_claims import honest_for_record
 from cortex_lsp.ports import AgentEvent, EditKind, EditOutcome
@@ -161,6 +162,14 @@ class RunManager:
 
     # -- the one applyEdit call: never after a cancel, and its outcome always recorded -------------
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
+        with telemetry.span("edit", {"cortex.edit.kind": kind}, content={"cortex.edit.uri": uri}) as span:
+            outcome = await self._apply_edit(params, uri=uri, kind=kind)
+            review = _review(outcome)
+            span.set({"cortex.edit.review": review})
+        telemetry.record_review(review)
+        return outcome
+
+    async def _apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
         run = self._runs.get(run_id_var.get() or "")
         if run is not None and run.cancelled:
             return EditOutcome(uri=uri, kind=kind, applied=False, reason="Not sent: the run was cancelled.")
@@ -199,7 +208,8 @@ class RunManager:
             run.cancelled = ticket.cancelled
         if msg_id is not None and wait:
             self._by_msg[msg_id] = run_id
-        coro = self._drive(run, title, body, work_done_token if wait else None)
+        command = ticket.command if ticket is not None and ticket.command else title
+        coro = self._drive(run, title, body, work_done_token if wait else None, command)
         if not wait:
             task = asyncio.create_task(coro)
             self._background.add(task)
@@ -208,8 +218,21 @@ class RunManager:
         return await coro
 
     async def _drive(self, run: Run, title: str, body: RunBody,
-                     token: types.ProgressToken | None) -> dict[str, Any]:
+                     token: types.ProgressToken | None, command: str = "") -> dict[str, Any]:
         run_id_var.set(run.run_id)
+        with telemetry.run_span(command=command or title, run_id=run.run_id, session_id=run.record.session_id):
+            payload = await self._drive_run(run, title, body, token)
+        if telemetry.enabled():  # the run's trace reaches the collector now, not at the next batch
+            self._background_flush()
+        return payload
+
+    def _background_flush(self) -> None:
+        task = asyncio.create_task(asyncio.to_thread(telemetry.flush))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _drive_run(self, run: Run, title: str, body: RunBody,
+                         token: types.ProgressToken | None) -> dict[str, Any]:
         try:
             async with RunStream(self.server, run.run_id, title, token) as stream:
                 if run.cancelled:  # cancelled before it started (or while the progress token was created)
@@ -242,6 +265,10 @@ class RunManager:
     def _finish(run: Run, stream: RunStream, result: AgentResult) -> dict[str, Any]:
         payload = result.as_dict()
         payload["run_id"] = run.run_id
+        info = telemetry.current_run()
+        if info is not None:
+            info.attrs["cortex.run.outcome"] = result.stop_reason
+            telemetry.record_run(result.stop_reason, info.steps, info.command)
         stream.set_summary(_summary(result))
         stream.flush()
         stream.notify("done", payload)
@@ -279,6 +306,13 @@ def _outcome(result: Any, uri: str, kind: EditKind) -> EditOutcome:
         why = getattr(result, "failure_reason", None) or "the editor declined it"
         return EditOutcome(uri=uri, kind=kind, applied=False, reason=f"Not written: {why}.")
     return EditOutcome(uri=uri, kind=kind, applied=True)
+
+
+def _review(outcome: EditOutcome) -> str:
+    """accepted (applied), rejected (declined or not sent) or unknown (no answer in time)."""
+    if outcome.applied is None:
+        return "unknown"
+    return "accepted" if outcome.applied else "rejected"
 
 
 def _summary(result: AgentResult) -> str:
