@@ -221,15 +221,7 @@ class RunManager:
                      token: types.ProgressToken | None, command: str = "") -> dict[str, Any]:
         run_id_var.set(run.run_id)
         with telemetry.run_span(command=command or title, run_id=run.run_id, session_id=run.record.session_id):
-            payload = await self._drive_run(run, title, body, token)
-        if telemetry.enabled():  # the run's trace reaches the collector now, not at the next batch
-            self._background_flush()
-        return payload
-
-    def _background_flush(self) -> None:
-        task = asyncio.create_task(asyncio.to_thread(telemetry.flush))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+            return await self._drive_run(run, title, body, token)
 
     async def _drive_run(self, run: Run, title: str, body: RunBody,
                          token: types.ProgressToken | None) -> dict[str, Any]:
