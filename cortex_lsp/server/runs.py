@@ -220,6 +220,7 @@ class RunManager:
     async def _drive(self, run: Run, title: str, body: RunBody,
                      token: types.ProgressToken | None, command: str = "") -> dict[str, Any]:
         run_id_var.set(run.run_id)
+        await telemetry.ready()
         with telemetry.run_span(command=command or title, run_id=run.run_id, session_id=run.record.session_id):
             return await self._drive_run(run, title, body, token)
 

@@ -13,6 +13,8 @@ which is dropped unless ``telemetry_include_content`` is on.
 from __future__ import annotations
 
 import contextvars
+import logging
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -99,31 +101,81 @@ class RunInfo:
 class _Holder:
     backend: Backend | None = None
     key: tuple[Any, ...] = ()
+    #: set when the backend being built (off the event loop) is ready, or failed
+    building: threading.Event | None = None
 
 
 _holder = _Holder()
 _run: contextvars.ContextVar[RunInfo | None] = contextvars.ContextVar("cortex_telemetry_run", default=None)
 
+#: the most a run waits for telemetry that is still starting (importing the SDK takes about a second)
+READY_SECONDS = 15.0
+
 
 def configure(settings: Settings) -> str | None:
-    """Switch telemetry on, off or to another endpoint to match ``settings``; the message when it failed.
+    """Switch telemetry on, off or to another endpoint to match ``settings``; the message when it can't.
 
-    Off costs nothing and imports nothing; on imports the OpenTelemetry SDK (the ``telemetry`` extra)."""
+    Off costs nothing and imports nothing. On imports the OpenTelemetry SDK (the ``telemetry`` extra) in a
+    thread of its own (about a second: never on the event loop); runs wait for it (:func:`ready`)."""
     key = (settings.telemetry_enabled, settings.otel_endpoint, settings.telemetry_include_content)
     if key == _holder.key:
         return None
-    old, _holder.backend, _holder.key = _holder.backend, None, key
-    if old is not None:
-        old.shutdown()
+    old, _holder.backend, _holder.key, _holder.building = _holder.backend, None, key, None
+    if old is not None:  # its last export may wait on the network: not on the caller's thread
+        threading.Thread(target=old.shutdown, name="cortex-telemetry-stop", daemon=True).start()
     if not settings.telemetry_enabled:
         return None
+    missing = next((name for name in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
+                    if not _installed(name)), None)
+    if missing is not None:
+        return (f"telemetry_enabled is on but OpenTelemetry is not installed ({missing}): "
+                "pip install 'cortex-lsp[telemetry]'.")
+    done = _holder.building = threading.Event()
+    threading.Thread(target=_build, args=(settings.otel_endpoint, settings.telemetry_include_content, key, done),
+                     name="cortex-telemetry-start", daemon=True).start()
+    return None
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+def _build(endpoint: str, include_content: bool, key: tuple[Any, ...], done: threading.Event) -> None:
     try:
         from cortex_lsp.telemetry.otel import OtelBackend
-    except ImportError as exc:
-        return (f"telemetry_enabled is on but OpenTelemetry is not installed ({exc.name}): "
-                "pip install 'cortex-lsp[telemetry]'.")
-    _holder.backend = OtelBackend(settings.otel_endpoint, include_content=settings.telemetry_include_content)
-    return None
+
+        backend = OtelBackend(endpoint, include_content=include_content)
+    except Exception:
+        logging.getLogger("cortex.telemetry").exception("telemetry could not start")
+        done.set()
+        return
+    if _holder.key == key and _holder.building is done:
+        _holder.backend = backend
+    else:  # the settings changed while it started
+        backend.shutdown()
+    done.set()
+
+
+def wait_ready(timeout: float = READY_SECONDS) -> bool:
+    """Block until telemetry that is starting is ready (True when it is on)."""
+    building = _holder.building
+    if building is not None and not building.is_set():
+        building.wait(timeout)
+    return _holder.backend is not None
+
+
+async def ready() -> None:
+    """Before a run: wait (off the loop) for telemetry that is still starting; at once when off or ready."""
+    building = _holder.building
+    if building is not None and not building.is_set():
+        import asyncio
+
+        await asyncio.to_thread(building.wait, READY_SECONDS)
 
 
 def enabled() -> bool:
@@ -253,7 +305,9 @@ def flush() -> None:
 
 
 def shutdown() -> None:
-    old, _holder.backend, _holder.key = _holder.backend, None, ()
+    """Export what is left and stop (blocking: call it off the event loop)."""
+    wait_ready()
+    old, _holder.backend, _holder.key, _holder.building = _holder.backend, None, (), None
     if old is not None:
         old.shutdown()
 

@@ -52,7 +52,7 @@ import sys
 from cortex_lsp import telemetry
 from cortex_lsp.config import Settings
 assert telemetry.configure(Settings(telemetry_enabled=True, otel_endpoint="http://127.0.0.1:9")) is None
-assert telemetry.enabled() and "opentelemetry.sdk.trace" in sys.modules
+assert telemetry.wait_ready() and telemetry.enabled() and "opentelemetry.sdk.trace" in sys.modules
 with telemetry.run_span(command="cortex.ask", run_id="r1", session_id="s1"):
     with telemetry.span("agent.step"):
         assert telemetry.trace_ids() is not None
