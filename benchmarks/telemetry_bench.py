@@ -35,22 +35,19 @@ async def _startup(env: dict[str, str], root: Path) -> float:
         await client.close()
 
 
-async def _asks(s: Session, model: ModelProcess, runs: int) -> tuple[list[float], list[float]]:
-    direct: list[float] = []
-    tools: list[float] = []
-    for run in range(runs):
-        _script_direct(model)
-        model.on({"content": ANSWER}, contains="capital of Japan")
-        sent, fut = s.ask("What is the capital of Japan?")
-        at, result = await fut
-        assert result["stop_reason"] == "answered", result
-        direct.append((at - sent) * 1000)
-        _script_tool_run(model, run, 0.0)
-        sent, fut = s.ask("Use the calculator to compute ten sums, one per step.")
-        at, result = await fut
-        assert result["stop_reason"] == "answered" and len(result["tool_calls"]) == 10, result
-        tools.append((at - sent) * 1000)
-    return direct[1:], tools[1:]  # the first of each opens the memory store
+async def _ask_pair(s: Session, model: ModelProcess, run: int) -> tuple[float, float]:
+    """(direct ask ms, 10-step tool run ms) on one session."""
+    _script_direct(model)
+    model.on({"content": ANSWER}, contains="capital of Japan")
+    sent, fut = s.ask("What is the capital of Japan?")
+    at, result = await fut
+    assert result["stop_reason"] == "answered", result
+    direct = (at - sent) * 1000
+    _script_tool_run(model, run, 0.0)
+    sent, fut = s.ask("Use the calculator to compute ten sums, one per step.")
+    at, result = await fut
+    assert result["stop_reason"] == "answered" and len(result["tool_calls"]) == 10, result
+    return direct, (at - sent) * 1000
 
 
 def _line(what: str, off: list[float], on: list[float]) -> str:
@@ -72,12 +69,18 @@ async def main(runs: int) -> None:
             for _ in range(runs):
                 start_off.append(await _startup(server_env(model.url, tmp / "data", **HERE), root))
                 start_on.append(await _startup(server_env(model.url, tmp / "data", **on_env), root))
-            results = {}
-            for name, env in (("off", HERE), ("on", on_env)):
-                s = await Session.start(model.url, tmp / name, CORTEX_MAX_AGENT_STEPS="12", **env)
-                try:
-                    results[name] = await _asks(s, model, runs)
-                finally:
+            sessions = {name: await Session.start(model.url, tmp / name, CORTEX_MAX_AGENT_STEPS="12", **env)
+                        for name, env in (("off", HERE), ("on", on_env))}
+            results: dict[str, tuple[list[float], list[float]]] = {"off": ([], []), "on": ([], [])}
+            try:
+                for run in range(runs + 2):  # interleaved; the first two of each open the stores and warm up
+                    for name, s in sessions.items():
+                        direct, tools = await _ask_pair(s, model, run)
+                        if run >= 2:
+                            results[name][0].append(direct)
+                            results[name][1].append(tools)
+            finally:
+                for s in sessions.values():
                     await s.client.close()
         print("| what | telemetry off | telemetry on | on / off |\n|---|---|---|---|")
         print(_line("spawn → `initialize` result", start_off, start_on))

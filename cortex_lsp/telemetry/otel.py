@@ -7,6 +7,7 @@ The providers are our own, never the process-global ones: libraries that instrum
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -66,6 +67,9 @@ class OtelBackend:
     """One tracer provider and one meter provider exporting to ``endpoint`` (e.g. http://127.0.0.1:4318)."""
 
     def __init__(self, endpoint: str, *, include_content: bool = False) -> None:
+        # An unreachable collector makes the exporters log a failure per batch; on stderr an editor shows
+        # each as an error. The doctor says whether the endpoint answers instead.
+        logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
         self.endpoint = endpoint.rstrip("/")
         self.include_content = include_content
         resource = Resource.create({"service.name": "cortex-lsp", "service.version": __version__})
@@ -102,6 +106,9 @@ class OtelBackend:
         span = self._tracer.start_span(name, attributes=dict(attrs))
         try:
             yield _Handle(span, self.include_content)
+        except (GeneratorExit, asyncio.CancelledError):
+            span.set_attribute("cortex.cancelled", True)  # the reader stopped early: not an error
+            raise
         except BaseException as exc:
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, exc.__class__.__name__))

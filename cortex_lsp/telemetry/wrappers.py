@@ -4,6 +4,7 @@ metrics. They forward everything else unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import time
@@ -64,6 +65,9 @@ class TracedModel:
                     calls += len(chunk.tool_calls)
                     yield chunk
                 outcome = "ok"
+            except (GeneratorExit, asyncio.CancelledError):
+                outcome = "cancelled"
+                raise
             finally:
                 latency = time.monotonic() - started
                 span.set({"gen_ai.usage.output_tokens": tokens, "cortex.model.tool_calls": calls,

@@ -5,11 +5,13 @@ never the user's words or the file's contents unless ``telemetry_include_content
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, lsp_session
@@ -146,3 +148,23 @@ async def test_telemetry_off_sends_nothing(model: ScriptedModelServer, tmp_path:
         result = await ask(client, ASK)
     assert result["stop_reason"] == "answered"
     assert receiver.bodies == []
+
+
+async def test_a_cancelled_run_is_counted_as_cancelled(model: ScriptedModelServer, tmp_path: Path,
+                                                       receiver: OtlpReceiver) -> None:
+    model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
+    async with lsp_session(model, tmp_path, env=_env(receiver)) as client:
+        task = asyncio.create_task(ask(client, "tell me a long story"))
+        for _ in range(400):
+            if any(e["type"] == "token" for e in client.rec.all_events):
+                break
+            await asyncio.sleep(0.05)
+        (token,) = list(client.progress_reports)
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        result = await asyncio.wait_for(task, timeout=30)
+    assert result["stop_reason"] == "cancelled"
+    root, trace = _run_trace(receiver.spans(), result["run_id"])
+    assert root.attributes["cortex.run.outcome"] == "cancelled"
+    answer = [s for s in trace if s.name == "model.chat" and s.attributes.get("cortex.model.outcome") == "cancelled"]
+    assert answer, "the model call that was streaming is marked cancelled"
+    assert [(p.attributes["outcome"], p.value) for p in receiver.points("cortex.runs")] == [("cancelled", 1)]
