@@ -168,3 +168,22 @@ async def test_a_cancelled_run_is_counted_as_cancelled(model: ScriptedModelServe
     answer = [s for s in trace if s.name == "model.chat" and s.attributes.get("cortex.model.outcome") == "cancelled"]
     assert answer, "the model call that was streaming is marked cancelled"
     assert [(p.attributes["outcome"], p.value) for p in receiver.points("cortex.runs")] == [("cancelled", 1)]
+
+
+async def test_the_sandbox_run_is_a_child_of_its_tool_call(model: ScriptedModelServer, tmp_path: Path,
+                                                           receiver: OtlpReceiver) -> None:
+    code = "print(6 * 7)  # okapi"
+    plan = {"kind": "tools", "steps": ["Run the code with python_exec"], "tools": ["python_exec"]}
+    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content="It printed 42."), contains="[python_exec result]", times=None)
+    model.on(Reply(tool_calls=[call("python_exec", code=code)]), contains=ROLE_EXECUTOR, times=None)
+    async with lsp_session(model, tmp_path, direct_plans=False, env=_env(receiver)) as client:
+        result = await ask(client, "Run this Python code and tell me what it prints")
+    _, trace = _run_trace(receiver.spans(), result["run_id"])
+    (tool,) = [s for s in trace if s.name == "tool.call"]
+    (sandbox,) = [s for s in trace if s.name == "sandbox.run"]
+    assert tool.attributes["cortex.tool.name"] == "python_exec"
+    assert _parent(sandbox, trace) == tool
+    assert sandbox.attributes["cortex.sandbox.code_chars"] == len(code)
+    assert "cortex.sandbox.isolation" in sandbox.attributes and "cortex.sandbox.ok" in sandbox.attributes
+    assert all(b"okapi" not in body for _, body in receiver.bodies)
