@@ -6,7 +6,7 @@ environment < editor settings (``initializationOptions.cortex``, ``workspace/con
 
 Bad values never crash: each offending key falls back to its default and a message says which.
 A config file inside the opened folder is untrusted: it may change models and budgets, never a
-security setting (roots, write extensions, plugins, sandbox, web, debug, endpoints).
+security setting (roots, write extensions, plugins, sandbox, web, debug, endpoints, telemetry).
 """
 
 from __future__ import annotations
@@ -111,8 +111,15 @@ class Settings(BaseModel):
     confirm_edits: bool = False
     debug: bool = False
 
-    # Logging
+    # Logging and telemetry (telemetry_* and otel_endpoint are security settings: where run data goes)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["console", "json"] = Field(
+        "console", description="stderr log lines: console (one readable line each) or json (JSON lines)")
+    telemetry_enabled: bool = Field(
+        False, description="export OpenTelemetry traces and metrics of each run over OTLP to otel_endpoint")
+    telemetry_include_content: bool = Field(
+        False, description="also put the user's text, prompts, replies and tool arguments on spans")
+    otel_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector (e.g. Jaeger)")
 
     @field_validator("allowed_write_extensions")
     @classmethod
@@ -124,7 +131,12 @@ class Settings(BaseModel):
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("ollama_base_url", "openai_base_url")
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("ollama_base_url", "openai_base_url", "otel_endpoint")
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):

@@ -173,6 +173,41 @@ def _sandbox_landlock_check() -> Check:
                  f"Every worker restricts itself with Landlock ({landlock.describe(version)}).")
 
 
+JAEGER_COMMAND = ("docker run --rm -p 16686:16686 -p 4318:4318 jaegertracing/jaeger:latest "
+                  "(then open http://127.0.0.1:16686)")
+
+
+async def _telemetry_check(settings: Settings) -> Check:
+    """Off, or on and whether the OTLP/HTTP endpoint answers (an empty export: nothing is recorded)."""
+    if not settings.telemetry_enabled:
+        return Check("telemetry", True, f"off (turn on with {setting('telemetry_enabled')})")
+    import importlib.util
+
+    if importlib.util.find_spec("opentelemetry.sdk") is None or importlib.util.find_spec(
+            "opentelemetry.exporter.otlp.proto.http") is None:
+        return Check("telemetry", False, "telemetry_enabled is on but the OpenTelemetry SDK or its OTLP/HTTP "
+                     "exporter is not installed.", "Run `pip install 'cortex-lsp[telemetry]'` in Cortex's "
+                     "environment (scripts/setup.sh installs it).", warning=True)
+    import httpx
+
+    url = f"{settings.otel_endpoint}/v1/traces"
+    content = " (with your text and file contents: telemetry_include_content)" \
+        if settings.telemetry_include_content else " (ids, names and timings only)"
+    try:
+        async with httpx.AsyncClient(timeout=3.0, trust_env=False) as client:
+            answer = await client.post(url, content=b"", headers={"Content-Type": "application/x-protobuf"})
+    except httpx.HTTPError as exc:
+        return Check("telemetry", False, f"on, but nothing answers at {settings.otel_endpoint} "
+                     f"({exc.__class__.__name__}): traces and metrics are dropped.",
+                     f"Start an OTLP collector there, e.g. Jaeger: `{JAEGER_COMMAND}`; or set "
+                     f"{setting('otel_endpoint')} to yours.", warning=True)
+    if answer.status_code >= 400:
+        return Check("telemetry", False, f"on, but {url} answered HTTP {answer.status_code}: it may not be an "
+                     "OTLP/HTTP endpoint.", f"Set {setting('otel_endpoint')} to the collector's OTLP/HTTP address "
+                     "(port 4318 by default, without /v1/traces).", warning=True)
+    return Check("telemetry", True, f"on: exporting to {settings.otel_endpoint}, which answers{content}")
+
+
 async def run_checks(settings: Settings, roots: list[Path], *, settings_messages: Sequence[str] = ()) -> list[Check]:
     checks = await _model_checks(settings)
     checks.append(_data_dir_check(settings))
@@ -180,6 +215,7 @@ async def run_checks(settings: Settings, roots: list[Path], *, settings_messages
     checks.append(await asyncio.to_thread(_sandbox_check, settings))
     checks.append(_sandbox_layers_check())
     checks.append(_sandbox_landlock_check())
+    checks.append(await _telemetry_check(settings))
     if settings_messages:
         checks.append(Check("settings", False, " ".join(settings_messages), SETTINGS_FIX, warning=True))
     else:

@@ -114,7 +114,8 @@ mkdir -p "$log_dir"
 [ -f "$state/local" ] || echo "$choice" >"$state/local"
 echo "Installing cortex-lsp and its test tools into .venv (a minute the first time)…" >&2
 quiet_pip pip install -q --upgrade pip
-quiet_pip package install -q -e '.[test]'
+# the telemetry extra too: its tests export to a real OTLP receiver
+quiet_pip package install -q -e '.[test,telemetry]'
 
 # -- the embedded model -------------------------------------------------------------------------------
 if [ "$local_model" = 1 ]; then

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cortex_lsp import telemetry
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.parsing import strip_reasoning
@@ -208,6 +209,19 @@ class ToolSession:
         return None
 
     async def call(self, raw_name: str, raw_arguments: Any) -> CallOutcome:
+        """One tool call, guarded; a ``tool.call`` span and a tool-call metric while telemetry is on."""
+        with telemetry.span("tool.call", {"cortex.tool.name": str(raw_name)[:100]}) as span:
+            outcome = await self._call(raw_name, raw_arguments)
+            state = ("blocked" if outcome.blocked else "repeated" if outcome.repeated
+                     else "ok" if outcome.result.success else "failed")
+            span.set({"cortex.tool.name": outcome.name, "cortex.tool.outcome": state})
+            span.content({"cortex.tool.arguments": json.dumps(outcome.arguments, default=str)[:4000]})
+            if state == "failed":
+                span.error(str(outcome.result.error or "failed")[:200])
+        telemetry.record_tool_call(outcome.name, state)
+        return outcome
+
+    async def _call(self, raw_name: str, raw_arguments: Any) -> CallOutcome:
         name, args = repair_call(raw_name, raw_arguments)
         tool = self.deps.tools.get(name)
         if tool is not None:
@@ -295,6 +309,21 @@ class Executor:
         return self.deps.settings.ollama_model
 
     async def step(
+        self,
+        messages: Sequence[Message],
+        session: ToolSession,
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+    ) -> StepOutcome:
+        """:meth:`_step` as an ``agent.step`` span (counted in the run's steps)."""
+        telemetry.count_step()
+        with telemetry.span("agent.step", {"cortex.step.forced_tool": tool_choice}) as span:
+            outcome = await self._step(messages, session, tools=tools, tool_choice=tool_choice)
+            span.set({"cortex.step.tool_calls": len(outcome.calls), "cortex.step.dropped": outcome.dropped})
+        return outcome
+
+    async def _step(
         self,
         messages: Sequence[Message],
         session: ToolSession,

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 
+from cortex_lsp import telemetry
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
 from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
@@ -191,12 +192,15 @@ class AgentKernel:
             record.notes.append(f"{meaning.describe()}; it added {meaning_added * 1000:.1f} ms to the ask")
         route = route_for(ctx, available, words_override=self.words_override,
                           meaning=meaning if profile.small else None)
+        telemetry.set_route(route.kind)
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools
-            plan, available = routed_plan(route, profile)
+            with telemetry.span("agent.plan", {"cortex.plan.source": "router"}):
+                plan, available = routed_plan(route, profile)
             outcome = PlanOutcome(plan)
         else:
-            outcome = await model_plan(deps, ctx, route, available)
+            with telemetry.span("agent.plan", {"cortex.plan.source": "model"}):
+                outcome = await model_plan(deps, ctx, route, available)
             if outcome.fallback:
                 available = [t for t in available if t in outcome.plan.tools]
         if outcome.fallback:
@@ -211,6 +215,7 @@ class AgentKernel:
         )
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan
+        telemetry.note_run({"cortex.plan.kind": guarded.plan.kind, "cortex.plan.steps": len(guarded.plan.steps)})
         emit(AgentEvent("plan", record.plan.as_dict()))
 
         executor = Executor(deps, emit, record)
@@ -431,7 +436,8 @@ class AgentKernel:
         search = LatsSearch(self.deps, ctx, session, emit, prior=messages)
         try:
             async with asyncio.timeout(limit):
-                answer = await search.run(guarded)
+                with telemetry.span("agent.lats"):
+                    answer = await search.run(guarded)
         except TimeoutError:
             answer = search.best_answer()
             record.notes.append("LATS stopped at its time limit")
@@ -448,7 +454,8 @@ class AgentKernel:
     ) -> AgentResult:
         session = self._session(ctx, guarded, emit, record)
         executor = Executor(self.deps, emit, record)
-        answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
+        with telemetry.span("agent.supervisor"):
+            answer = await Supervisor(self.deps, ctx, emit, record, AgentKernel).run()
         if answer is None:
             return await self._react(ctx, guarded, session, executor, emit, record)
         await save_if_asked(ctx, session, executor, answer)

@@ -22,7 +22,7 @@ from cortex_lsp import __version__
 from cortex_lsp.guards.project_roots import root_refusal
 from cortex_lsp.server import lifecycle
 from cortex_lsp.server.edits import LspEditSink
-from cortex_lsp.server.logs import LspMirror, mirror_to_client
+from cortex_lsp.server.logs import LspMirror, mirror_to_client, observe
 from cortex_lsp.server.runs import RunManager
 
 if TYPE_CHECKING:  # settings (pydantic, YAML) and memory are imported after `initialize` is answered
@@ -164,6 +164,7 @@ class CortexServer(LanguageServer):
         if editor is not None:
             self.editor_settings = editor
         self.loaded, messages = load_front_settings(self.roots, self.editor_settings, notes)
+        messages += observe(self.settings)
         shown = "Cortex settings: " + " ".join(messages) if messages else None
         if shown and shown != self._settings_shown:  # the same problems again (another reload) are not repeated
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=shown))
@@ -300,6 +301,9 @@ class CortexServer(LanguageServer):
         from cortex_lsp.runtime.models import close_retired
 
         await close_retired(self._retired_models, 0)
+        from cortex_lsp import telemetry
+
+        await asyncio.to_thread(telemetry.shutdown)  # the last spans and metrics go out
 
     def mirror_logs(self) -> None:
         levels = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,

@@ -115,13 +115,15 @@ async def _session(ls: CortexServer, session_id: str | None) -> str:
 
 
 async def agent_deps(ls: CortexServer) -> AgentDeps:
+    from cortex_lsp import telemetry
     from cortex_lsp.agent.deps import AgentDeps
     from cortex_lsp.server import services
 
     model = await ls.model()
     memory = await ls.memory()
-    return AgentDeps(settings=ls.settings, model=model, memory=memory, tools=services.tool_registry(ls, memory),
-                     workspace=LspWorkspace(ls), edits=ls.edits, meaning=services.meaning_classifier(ls))
+    return AgentDeps(settings=ls.settings, model=telemetry.traced_model(model), memory=telemetry.traced_memory(memory),
+                     tools=services.tool_registry(ls, memory), workspace=LspWorkspace(ls), edits=ls.edits,
+                     meaning=services.meaning_classifier(ls))
 
 
 def _agent_body(ls: CortexServer, request: AgentRequest, notes: list[str] | None = None) -> RunBody:

@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from cortex_lsp import telemetry
 from cortex_lsp.agent.types import AgentResult, RunRecord
 from cortex_lsp.ports import EditKind, EditOutcome
 from cortex_lsp.runtime.runner import RunBody, settle
@@ -187,7 +188,12 @@ class RunManager:
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind,
                          asked: bool = False, description: str = "") -> EditOutcome:
         """Send the edit and wait for the editor's answer; the outcome carries the review's label."""
-        outcome = await self._apply_edit(params, uri=uri, kind=kind)
+        with telemetry.span("edit", {"cortex.edit.kind": kind, "cortex.edit.asked": asked},
+                            content={"cortex.edit.uri": uri}) as span:
+            outcome = await self._apply_edit(params, uri=uri, kind=kind)
+            review = _review(outcome)
+            span.set({"cortex.edit.review": review})
+        telemetry.record_review(review)
         return replace(outcome, asked=asked, description=description)
 
     async def _apply_edit(self, params: types.ApplyWorkspaceEditParams, *, uri: str, kind: EditKind) -> EditOutcome:
@@ -299,7 +305,8 @@ class RunManager:
         if stream is not None and not wait:  # the request answers now: the run gets a token of its own
             stream.end("Running in the background")
             stream = None
-        coro = self._drive(run, title, body, work_done_token if wait else None, stream)
+        command = ticket.command if ticket is not None and ticket.command else title
+        coro = self._drive(run, title, body, work_done_token if wait else None, stream, command)
         if not wait:
             task = asyncio.create_task(coro)
             self._background.add(task)
@@ -308,8 +315,14 @@ class RunManager:
         return await coro
 
     async def _drive(self, run: Run, title: str, body: RunBody, token: types.ProgressToken | None,
-                     early: RunStream | None = None) -> dict[str, Any]:
+                     early: RunStream | None = None, command: str = "") -> dict[str, Any]:
         run_id_var.set(run.run_id)
+        await telemetry.ready()
+        with telemetry.run_span(command=command or title, run_id=run.run_id, session_id=run.record.session_id):
+            return await self._drive_run(run, title, body, token, early)
+
+    async def _drive_run(self, run: Run, title: str, body: RunBody,
+                         token: types.ProgressToken | None, early: RunStream | None) -> dict[str, Any]:
         try:
             async with early or RunStream(self.server, run.run_id, title, token) as stream:
                 if run.cancelled:  # cancelled before it started (or while the progress token was created)
@@ -327,6 +340,10 @@ class RunManager:
     def _finish(run: Run, stream: RunStream, result: AgentResult) -> dict[str, Any]:
         payload = result.as_dict()
         payload["run_id"] = run.run_id
+        info = telemetry.current_run()
+        if info is not None:
+            info.attrs["cortex.run.outcome"] = result.stop_reason
+            telemetry.record_run(result.stop_reason, info.steps, info.command)
         stream.set_summary(_summary(result))
         stream.flush()
         stream.notify("done", payload)
@@ -387,6 +404,13 @@ def _outcome(result: Any, uri: str, kind: EditKind) -> EditOutcome:
         reason = f"Not written: {name} was declined" + (f" ({why})." if why else ".")
         return EditOutcome(uri=uri, kind=kind, applied=False, reason=reason, declined=True)
     return EditOutcome(uri=uri, kind=kind, applied=True)
+
+
+def _review(outcome: EditOutcome) -> str:
+    """accepted (applied), rejected (declined or not sent) or unknown (no answer in time)."""
+    if outcome.applied is None:
+        return "unknown"
+    return "accepted" if outcome.applied else "rejected"
 
 
 def _summary(result: AgentResult) -> str:

@@ -52,7 +52,7 @@ async def _ask_and_cancel(client: CortexClient) -> None:
 async def test_routine_lines_go_to_the_editor_not_stderr(model: ScriptedModelServer, tmp_path: Path,
                                                         capfd: pytest.CaptureFixture[str]) -> None:
     model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
-    async with lsp_session(model, tmp_path, env={"CORTEX_LOG_LEVEL": "INFO"}) as client:
+    async with lsp_session(model, tmp_path, env={"CORTEX_LOG_LEVEL": "INFO", "CORTEX_LOG_FORMAT": "json"}) as client:
         await _ask_and_cancel(client)
         cancelling = await _until_logged(client, "cancelling run")
     err = capfd.readouterr().err
@@ -64,7 +64,7 @@ async def test_routine_lines_go_to_the_editor_not_stderr(model: ScriptedModelSer
 async def test_stderr_level_can_be_chosen(model: ScriptedModelServer, tmp_path: Path,
                                           capfd: pytest.CaptureFixture[str]) -> None:
     model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
-    env = {"CORTEX_LOG_LEVEL": "INFO", "CORTEX_STDERR_LOG_LEVEL": "info"}
+    env = {"CORTEX_LOG_LEVEL": "INFO", "CORTEX_STDERR_LOG_LEVEL": "info", "CORTEX_LOG_FORMAT": "json"}
     async with lsp_session(model, tmp_path, env=env) as client:
         await _ask_and_cancel(client)
         await _until_logged(client, "cancelling run")

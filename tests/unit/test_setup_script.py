@@ -65,7 +65,7 @@ def setup(repo: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProce
 def test_a_current_set_up_does_nothing_and_says_nothing(repo: Path) -> None:
     first, calls = setup(repo)
     assert first.returncode == 0, first.stderr
-    assert any(c.startswith("install -q -e .[test]") for c in calls)
+    assert any(c.startswith("install -q -e .[test,telemetry]") for c in calls)
     assert "BuildBackendWarning" not in first.stderr and "!!" not in first.stderr  # pip's chatter: in a log
     assert (repo / ".venv" / "cortex-setup" / "stamp").is_file()
     again, calls = setup(repo)

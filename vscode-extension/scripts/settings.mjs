@@ -68,6 +68,10 @@ export const DESCRIPTIONS = {
   confirm_edits: "Mark each write as needing confirmation (LSP `needsConfirmation`) for editors without Cortex's own review. This extension always shows its review (see `cortex.reviewEdits`).",
   debug: "Log prompts and model replies (stays on this machine).",
   log_level: "Server log level.",
+  log_format: "Server log lines on stderr: console (readable lines) or json (JSON lines, a run id on each).",
+  telemetry_enabled: "Export OpenTelemetry traces and metrics of each run to otelEndpoint (off by default).",
+  telemetry_include_content: "Put your text, prompts, replies and tool arguments on telemetry spans too.",
+  otel_endpoint: "OTLP/HTTP endpoint that receives Cortex's telemetry (Jaeger, an OpenTelemetry Collector).",
 };
 
 /** Settings of the extension itself. */

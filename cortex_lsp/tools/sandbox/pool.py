@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cortex_lsp import telemetry
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import seccomp
 from cortex_lsp.tools.sandbox.isolation import (
@@ -300,7 +301,16 @@ class SandboxPool:
 
     # -- the public API --------------------------------------------------------------------------
     async def run(self, code: str, *, roots: list[Path]) -> SandboxResult:
-        """Run ``code`` in a fresh worker; never raises for the code's faults."""
+        """Run ``code`` in a fresh worker; never raises for the code's faults (a ``sandbox.run`` span)."""
+        with telemetry.span("sandbox.run", {"cortex.sandbox.code_chars": len(code)},
+                            content={"cortex.sandbox.code": code[:4000]}) as span:
+            outcome = await self._run(code, roots=roots)
+            span.set({"cortex.sandbox.backend": outcome.backend, "cortex.sandbox.isolation": outcome.isolation,
+                        "cortex.sandbox.refused": outcome.refused, "cortex.sandbox.ok": outcome.ok,
+                        "cortex.sandbox.duration_ms": round(outcome.duration_ms, 1)})
+        return outcome
+
+    async def _run(self, code: str, *, roots: list[Path]) -> SandboxResult:
         plan = await self.isolation()
         isolation = plan.label
         started = time.perf_counter()
