@@ -57,7 +57,7 @@ _SAVE_STEP = re.compile(
 READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", "list_dir"})
 
 
-# -- the python_exec gate (issue 11), read from the parsed intent -----------------------------------
+# -- the python_exec gate, read from the parsed intent -----------------------------------
 PYTHON_NOT_ASKED = "python_exec not offered: the user's own words did not ask to run code"
 
 

@@ -1,4 +1,4 @@
-"""Material the user asks *about* is data, not the user's command (red team 3, findings 1 and 4).
+"""Material the user asks *about* is data, not the user's command.
 
 :func:`settle` reads the clause analysis of :mod:`cortex_lsp.guards.clauses` a second time, by the role
 each sentence and clause plays in the message, and takes the grant away from verbs that are not the

@@ -1,4 +1,4 @@
-"""Which open folder a granted file name means, when several folders are open (red team 3, finding 9).
+"""Which open folder a granted file name means, when several folders are open.
 
 A write grant names a relative path ("notes.md"). With several workspace roots the name is read in the
 first root that holds that file; a write whose absolute path lands in another root is refused. When the

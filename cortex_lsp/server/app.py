@@ -41,7 +41,7 @@ class CortexProtocol(LanguageServerProtocol):
     #: set when ``exit`` arrives (pygls closes stdout next): nothing more is written. A run
     #: cancelled by the exit's clean-up still sends its last notes; each write to the closed stdout failed,
     #: pygls reported the failure to the client (another failing write), recursively: tens of MB of
-    #: tracebacks on stderr and a busy process past its exit watchdog (red team 4).
+    #: tracebacks on stderr and a busy process past its exit watchdog.
     connection_over = False
     initialize_received = False  # set when ``initialize`` passes the lifecycle gate (server/lifecycle.py)
 

@@ -43,7 +43,7 @@ ROUTES: list[tuple[str, str, list[tuple[str, dict[str, object]]], str | None]] =
     ("Say hello in one short sentence.", "direct", [], None),
     ("Write a Python function that reverses a string.", "direct", [], None),
     ("Explain what a closure is in Python.", "direct", [], None),
-    # red team 3: a URL under negation or in a safety question, or words about Python, route to no tool
+    # a URL under negation or in a safety question, or words about Python, route to no tool
     ("Never fetch https://example.com/a.", "direct", [], None),
     ("Is https://example.com/a a phishing link? Do not visit it.", "direct", [], None),
     ("Who runs the Python Software Foundation?", "direct", [], None),

@@ -1,4 +1,4 @@
-"""Deeply nested frames (red team 3, finding 6): no frame ends the server.
+"""Deeply nested frames: no frame ends the server.
 
 A 2.4 KB message with 1,200 nested ``[`` used to end the process (``RecursionError`` out of ``json.loads``).
 Now a body nested deeper than ``MAX_DEPTH`` is refused unread — a request answers ``ParseError`` with its

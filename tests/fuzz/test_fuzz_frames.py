@@ -1,6 +1,6 @@
 """Malformed frames: the framer alone (seeded random streams) and raw bytes on the real server's stdin.
 
-Decision (issue 13, item 6): the server resynchronises. After a malformed frame it logs one error
+Decision: the server resynchronises. After a malformed frame it logs one error
 (``malformed frame``, on stderr and as ``window/logMessage``) and answers the next valid request; a
 request whose JSON is valid but whose params are not gets an error with its id.
 """

@@ -84,11 +84,11 @@ def test_the_table_is_big_enough() -> None:
     assert {c for _, c, _ in CUES} >= {"time", "again", "run", "python", "web", "delete", "move"}
 
 
-# red team 3, finding 2: running code needs a granting run/execute/test action whose object is code
+# running code needs a granting run/execute/test action whose object is code
 # (or "use Python to …"); the word "Python", a question about it, a negation or an idiom grants nothing.
 #: (the user's words, python_exec allowed?)
 RUNS: list[tuple[str, bool]] = [
-    # the red team's shapes
+    # shapes seen in attacks
     ("Don't use Python, just explain what a list comprehension is.", False),
     ("Who runs the Python Software Foundation?", False),
     ("Should I use Python or Go for this?", False),
@@ -143,11 +143,11 @@ def test_arithmetic_goes_to_the_calculator() -> None:
     assert "calculator" in intent.tools and "python_exec" not in intent.tools
 
 
-# red team 3, finding 3: a URL is fetched only when a granting fetch/open/read/summarize/visit action
+# a URL is fetched only when a granting fetch/open/read/summarize/visit action
 # of the user's own words names it (or "it"); never under negation, in a safety question, or pasted.
 #: (the user's words, the URLs that may be fetched)
 FETCHES: list[tuple[str, tuple[str, ...]]] = [
-    # the red team's shapes
+    # shapes seen in attacks
     ("Never fetch https://example.com/a.", ()),
     ("Don't open https://example.com/a, just tell me what you know about that site.", ()),
     ("Is https://example.com/a a phishing link? Do not visit it.", ()),

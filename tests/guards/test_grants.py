@@ -14,7 +14,7 @@ def test_a_named_create_allows_only_that_new_file() -> None:
     grant = parse_intent("Save the summary to summary.md").write_grant
     assert grant.check("summary.md", exists=False) is None
     assert grant.check("./summary.md", exists=False) is None
-    assert grant.check("Summary.MD", exists=False) is not None  # another file on a case-sensitive disk (red team)
+    assert grant.check("Summary.MD", exists=False) is not None  # another file on a case-sensitive disk
     assert grant.check("conftest.py", exists=False) is not None
     assert grant.check("docs/summary.md", exists=False) is not None
     assert grant.check("summary.md", exists=True) is not None  # create is not replace

@@ -75,7 +75,7 @@ GRANTS: list[tuple[str, set[str], set[str], bool]] = [
 ]
 
 NOTHING: list[str] = [
-    # found by the red team (a double negative, a leading hypothetical)
+    # harder shapes (a double negative, a leading hypothetical)
     "Don't forget to NOT save haiku.md",
     "If the tests pass tomorrow, save a haiku to haiku.md.",
     "Wenn es klappt, speichere es in r.md",

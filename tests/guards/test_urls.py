@@ -210,7 +210,7 @@ def test_garbage_is_not_an_address() -> None:
         check_public_address("not-an-ip")
 
 
-# red team 3, finding 10: every IANA special-purpose block is denied by name (is_global differs between
+# every IANA special-purpose block is denied by name (is_global differs between
 # Python versions), and a bare file name whose extension is also a TLD is no address the user typed
 SPECIAL: list[str] = [
     "192.88.99.1",  # 6to4 relay anycast (RFC 7526)

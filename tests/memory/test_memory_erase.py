@@ -1,4 +1,4 @@
-"""Forget and reset erase (issue 13): after them, the bytes of EVERY file in the data folder (SQLite
+"""Forget and reset erase: after them, the bytes of EVERY file in the data folder (SQLite
 files with their -wal/-shm, Chroma's database and segment folders) are grepped for the forgotten text
 and for its vector. Real SQLite and real Chroma in a temporary folder; the data folder is private."""
 

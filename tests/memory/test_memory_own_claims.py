@@ -1,4 +1,4 @@
-"""Memory keeps a fact only from the user's own assertive, first-person words (red team 3, finding 5).
+"""Memory keeps a fact only from the user's own assertive, first-person words.
 
 Extends the hostile polarity table of ``test_memory_polarity``: the consolidation model is scripted
 HOSTILE and proposes a fact the user's words contradict (a hedge: "hardly"; a stance of opposition:

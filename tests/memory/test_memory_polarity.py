@@ -1,4 +1,4 @@
-"""Memory keeps a fact only with the polarity of the user's words (issue 12).
+"""Memory keeps a fact only with the polarity of the user's words.
 
 The consolidation model is scripted HOSTILE: for every sentence it proposes the opposite of what the
 user said (and, alongside, the faithful fact). Whatever it proposes, the store on disk (real SQLite and

@@ -119,7 +119,7 @@ async def test_the_relevance_setting_is_a_floor_for_hints(
         release_chroma_client(settings)
 
 
-# -- steering by material the request carried (issue 12) -------------------------------------------
+# -- steering by material the request carried -------------------------------------------
 
 STEERING = [
     # (message, selection, diagnostic, tools used, steered)

@@ -1,4 +1,4 @@
-"""``python_exec`` only on the user's own words (issue 11): the gate, the plan guard, and a hostile model
+"""``python_exec`` only on the user's own words: the gate, the plan guard, and a hostile model
 through the real server (pytest-lsp over stdio, the scripted model over HTTP, the real sandbox).
 
 The side effects asserted: the snippet's printed marker never reaches the model or the result (it would
@@ -116,7 +116,7 @@ async def test_the_users_own_run_request_still_runs(model: ScriptedModelServer, 
     assert marker in runs[0]["output"]
 
 
-#: red team 3, finding 2: the word "Python", a question about it, a negation or an idiom grants no run
+#: the word "Python", a question about it, a negation or an idiom grants no run
 NOT_A_RUN = [
     "Don't use Python, just explain what a list comprehension is.",
     "Who runs the Python Software Foundation?",

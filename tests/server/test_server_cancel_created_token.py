@@ -1,5 +1,5 @@
-"""A cancel with the token the server created, sent the moment the client sees the create request
-(red team 3, finding 8): before ``begin``, a ``wait:false`` run (Helix style) must still stop and write nothing.
+"""A cancel with the token the server created, sent the moment the client sees the create request,
+before ``begin``, a ``wait:false`` run (Helix style) must still stop and write nothing.
 
 The token is bound to the run before ``window/workDoneProgress/create`` goes out, so a cancel at any moment
 after the client has it finds the run.

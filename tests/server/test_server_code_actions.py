@@ -85,7 +85,7 @@ async def test_code_actions_only_where_they_help(tmp_path: Path, files: dict[str
     assert md_diagnostic == errors
 
 
-# Hostile documents (red team): a parse of 800 KB held the loop ~2 s on every code action, and valid
+# Hostile documents: a parse of 800 KB held the loop ~2 s on every code action, and valid
 # but deep Python made the parser raise RecursionError/MemoryError, answered -32603 with a traceback.
 FUNC = "def f(x):\n    return x * 2\n\n\n"
 DEEP = {

@@ -69,7 +69,7 @@ async def test_material_the_user_asked_about_is_not_remembered(model: ScriptedMo
     assert not any("Ada" in json.dumps(r) for r in model.chat_requests if CONSOLIDATION in json.dumps(r))
 
 
-# -- polarity through the real server (issue 12) -------------------------------------------------------
+# -- polarity through the real server -------------------------------------------------------
 
 SERVER_POLARITY = [
     ("My name is Zed Quux and I am not a security engineer. I hate Java.",
@@ -116,7 +116,7 @@ async def test_a_hostile_model_never_stores_the_opposite_through_the_server(
     assert not opposites & set(stored)
 
 
-# -- only the user's own assertions back a fact (red team 3, finding 5) --------------------------------
+# -- only the user's own assertions back a fact --------------------------------
 
 # (what the user typed, the fact a hostile consolidation model proposes for every message)
 SERVER_NOT_THE_USERS = [
@@ -161,7 +161,7 @@ async def test_a_hostile_model_never_stores_what_the_user_did_not_assert(
     assert searched == [genuine[1]]
 
 
-# -- forget and reset erase; the data folder is private (issue 13) ------------------------------------
+# -- forget and reset erase; the data folder is private ------------------------------------
 
 PIN = "90417253"
 API_KEY = "sk-live-QX7Z9WqR2mVv"

@@ -1,4 +1,4 @@
-"""Several open folders, one granted name (red team 3, finding 9): "Update notes.md" means the first
+"""Several open folders, one granted name: "Update notes.md" means the first
 folder's notes.md; a hostile model's absolute path into the other folder's notes.md is refused."""
 
 from __future__ import annotations

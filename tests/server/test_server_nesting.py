@@ -1,4 +1,4 @@
-"""The frame depth check is linear (red team: up to 256 regex passes stalled the loop 16 s on 2 MB).
+"""The frame depth check is linear (the old check: up to 256 regex passes stalled the loop 16 s on 2 MB).
 
 ``too_deep`` must give the old verdicts (the reference below is the old algorithm, copied) and answer
 hostile 4 MB / 16 MB bodies — many shallow pairs then all opens at the end, depth hovering just under

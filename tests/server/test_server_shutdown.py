@@ -111,7 +111,7 @@ def _is_token(message: dict[str, Any]) -> bool:
 def test_exit_without_shutdown_while_a_run_streams_ends_quietly_with_code_1(
     model: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """Red team 4: the cancelled run's last notes were written to the closed stdout, each failure was
+    """Exit mid-run: the cancelled run's last notes were written to the closed stdout, each failure was
     reported to the client by another failing write: 19–48 MB of tracebacks, and the process lived on."""
     model.on(Reply(content="word " * 2000, token_delay=0.02), times=None)
     log = tmp_path / "stderr.txt"

@@ -153,7 +153,7 @@ ESCAPES: list[tuple[str, str]] = [
     ("system-exit", "raise SystemExit(3)"),
     ("input", "input('name? ')"),
     ("breakpoint", "breakpoint()"),
-    # -- round 2 (issue 11): one entry per escape class ----------------------------------------------
+    # -- one entry per escape class ----------------------------------------------
     # stdlib helpers that get/set attributes by a name the caller picks
     ("wrapper-copies-globals", "import functools\nclass A:\n    pass\na = A()\nfunctools.update_wrapper(a, getattr, assigned=('__glo' + 'bals__',), updated=())"),
     ("wraps-dict-copy", "import functools\nclass A:\n    pass\nfunctools.wraps(getattr, updated=('__di' + 'ct__',))(A)"),
@@ -199,7 +199,7 @@ ESCAPES: list[tuple[str, str]] = [
     ("hidden-dotslash", "open('./.env').read()"),
     ("hidden-via-parent", "open('notes.txt/../.env').read()"),
     ("hidden-dir", "open('.git/config').read()"),
-    # a guard's input that lies to the guard: a str subclass answering the guard's own questions (red team)
+    # a guard's input that lies to the guard: a str subclass answering the guard's own questions
     ("lying-startswith-getattr", "class S(str):\n    def startswith(self, *a):\n        return False\ngetattr(1, S('!!class!!'.replace('!', '_'))).mro()"),
     ("lying-eq-hash-getattr", "class S(str):\n    def startswith(self, *a):\n        return False\n    def __eq__(self, o):\n        return False\n    def __hash__(self):\n        return 1\ngetattr(getattr, S('!!self!!'.replace('!', '_')))"),
     ("lying-startswith-setattr", "class S(str):\n    def startswith(self, *a):\n        return False\nclass A:\n    pass\nsetattr(A, S('!!getattr!!'.replace('!', '_')), print)\nA().x"),
@@ -207,7 +207,7 @@ ESCAPES: list[tuple[str, str]] = [
     ("lying-contains-import", "class S(str):\n    def __eq__(self, o):\n        return True\n    def __hash__(self):\n        return hash('math')\n__import__(S('os')).listdir('/')"),
     ("lying-mode-open", "class M(str):\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter('r')\nopen('{out}', M('w')).write('pwned')"),
     ("lying-path-open", "class P(str):\n    def startswith(self, *a):\n        return False\n    def __fspath__(self):\n        return '/etc/passwd'\nopen(P('notes.txt')).read()"),
-    # a stdlib helper that writes into the namespace of a module the caller names (red team 2)
+    # a stdlib helper that writes into the namespace of a module the caller names
     ("global-enum-guard-module", "import enum\nenum.global_enum(enum.Enum('E', [('INSPECT_ATTRIBUTES', ((),))], type=frozenset, module='cortex_lsp.tools.sandbox.allowlist'))\ngetattr(1, '!!class!!'.replace('!', '_'))"),
     ("global-enum-from-import", "from enum import global_enum"),
     ("global-enum-attribute", "import enum\nenum.global_enum"),
