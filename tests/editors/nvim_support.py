@@ -87,11 +87,13 @@ def run_probe(nvim: str, probe: str, tmp_path: Path, *, env: dict[str, str] | No
     script = tmp_path / f"probe{suffix}"
     script.write_text(probe, encoding="utf-8")
     out = tmp_path / out_name
-    run = f"luafile {script}" if suffix == ".lua" else f"source {script}"
+    # paths reach Neovim through the environment, never its command line (a checkout path may hold spaces)
+    run = "lua dofile(vim.env.PROBE_SCRIPT)" if suffix == ".lua" else "exe 'source' fnameescape($PROBE_SCRIPT)"
     full_env = {"PROBE_OUT": str(out), "PROBE_DIR": str(tmp_path), "HOME": str(tmp_path),
-                "PATH": "/usr/bin:/bin", **(env or {})}
+                "PATH": "/usr/bin:/bin", "PROBE_SCRIPT": str(script), "PROBE_RTP": str(plugin), **(env or {})}
     proc = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={plugin}", "-c", run, "-c", "qa!"],
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "lua vim.opt.rtp:prepend(vim.env.PROBE_RTP)",
+         "-c", run, "-c", "qa!"],
         env=full_env, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     return read_out(out, proc)
 
@@ -111,10 +113,11 @@ def run_driver(nvim: str, scenario: dict[str, Any], env: dict[str, str], work: P
     python_path = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     full_env = {**env, "PYTHONPATH": python_path, "CORTEX_NVIM_SCENARIO": str(scenario_path), "HOME": str(home),
                 "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-                "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache")}
+                "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
+                "CORTEX_NVIM_DRIVER": str(DRIVER)}
     started = time.monotonic()
     proc = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {DRIVER}"],
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "lua dofile(vim.env.CORTEX_NVIM_DRIVER)"],
         env=full_env, cwd=scenario["root"], capture_output=True, text=True, timeout=timeout_s,
         stdin=subprocess.DEVNULL,
     )
