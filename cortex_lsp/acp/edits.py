@@ -34,9 +34,9 @@ from acp.schema import (
 from cortex_lsp.acp.render import diff_content
 from cortex_lsp.acp.workspace import AcpWorkspace
 from cortex_lsp.config import Settings
-from cortex_lsp.guards.grants import sink_refusal
+from cortex_lsp.guards.consent import description as describe_write
+from cortex_lsp.guards.consent import sink_refusal
 from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, check_write, resolve_in_roots
-from cortex_lsp.guards.root_choice import root_refusal
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
 from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
 from cortex_lsp.tools.user_wait import waiting_for_user
@@ -53,14 +53,6 @@ SETTLE_SECONDS = 10.0
 
 RequestPermission = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
 WriteFile = Callable[[Path, str], Awaitable[Any]]
-
-
-def describe(asked: bool, unasked_reason: str) -> str:
-    """The review's words: the consent contract's two sentences."""
-    if asked:
-        return ASKED
-    reason = unasked_reason.strip().rstrip(".") or "the model proposed it"
-    return f"You did not ask for this change: {reason}."
 
 
 @dataclass
@@ -96,16 +88,18 @@ class AcpEditSink:
         uri = request.path.as_uri()
         exists = request.path.exists()
         kind: EditKind = "replace" if exists else "create"
-        grant_refusal = sink_refusal(request.grant, request.path, roots, exists=exists)
-        asked = request.asked or grant_refusal is None
+        asked = request.asked
+        said = describe_write(asked, request.unasked_reason)
 
-        def outcome(applied: bool | None, reason: str = "") -> EditOutcome:
-            return EditOutcome(uri=uri, kind=kind, applied=applied, reason=reason, asked=asked)
+        def outcome(applied: bool | None, reason: str = "", declined: bool = False) -> EditOutcome:
+            return EditOutcome(uri=uri, kind=kind, applied=applied, reason=reason, asked=asked,
+                               description=said, declined=declined)
 
-        if self._write is None:  # nobody can review, and nothing can write: strict, then not written
-            return outcome(False, grant_refusal if not asked and grant_refusal else NO_CLIENT_WRITE)
-        if (refused := root_refusal(request.path, roots)) is not None:
+        # the hard rules, then strict mode when nobody can review (the same rule as every front's sink)
+        if (refused := sink_refusal(request, roots, reviewed=self.reviewed)) is not None:
             return outcome(False, refused)
+        if self._write is None:  # nothing can write
+            return outcome(False, NO_CLIENT_WRITE)
         settings = self._settings()
         try:
             target = resolve_in_roots(str(request.path), roots, protected=self._protected)
@@ -121,16 +115,15 @@ class AcpEditSink:
             return outcome(False, "Not sent: the run was cancelled.")
         old = await self._current_text(target.path) if exists else None
         label = request.label or f"Cortex: {'replace' if exists else 'create'} {target.relative}"
-        description = describe(asked, request.unasked_reason)
         self._proposals += 1
         call_id = self._current_call() or f"write-{self._proposals}"
         diff = diff_content(str(target.path), request.text, old)
         self._log.diffs[call_id] = diff
         tool_call = ToolCallUpdate(
             tool_call_id=call_id, title=label, kind="edit", status="pending",
-            content=[tool_content(text_block(description)), diff],
+            content=[tool_content(text_block(said)), diff],
             locations=[ToolCallLocation(path=str(target.path))],
-            field_meta={"cortex": {"asked": asked, "description": description, "label": label}},
+            field_meta={"cortex": {"asked": asked, "description": said, "label": label}},
         )
         options = [PermissionOption(option_id=ALLOW, name="Allow", kind="allow_once"),
                    PermissionOption(option_id=REJECT, name="Reject", kind="reject_once")]
@@ -145,7 +138,7 @@ class AcpEditSink:
         if not isinstance(chosen, AllowedOutcome) or chosen.option_id != ALLOW:
             cancelled = not isinstance(chosen, AllowedOutcome)
             return outcome(False, "Not written: the request was cancelled." if cancelled
-                           else f"Not written: you rejected the change to {target.relative}.")
+                           else f"Not written: you rejected the change to {target.relative}.", declined=True)
         if self._cancelled():
             return outcome(False, "Not sent: the run was cancelled.")
         return await self._send(target.path, request.text, outcome)

@@ -24,13 +24,27 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from cortex_lsp.guards.asked import asked_for
-from cortex_lsp.guards.grants import _SHADOWED, UNSAFE_DIRS, UNSAFE_EXTENSIONS, UNSAFE_NAMES, exact_key, path_key
+from cortex_lsp.guards.grants import (
+    _SHADOWED,
+    NO_GRANT_GIVEN,
+    UNSAFE_DIRS,
+    UNSAFE_EXTENSIONS,
+    UNSAFE_NAMES,
+    exact_key,
+    path_key,
+    relative_to_roots,
+)
 from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.root_choice import root_refusal
 
-__all__ = ["WriteDecision", "asked_for", "decide", "description", "hazard", "unasked_reason"]
+if TYPE_CHECKING:
+    from cortex_lsp.ports import EditRequest
+
+__all__ = ["WriteDecision", "asked_for", "decide", "description", "hazard", "sink_refusal", "unasked_reason"]
 
 ASKED = "You asked for this change."
 
@@ -104,6 +118,23 @@ def decide(words: str, relative: str, *, exists: bool, reviewed: bool, written: 
         return WriteDecision(asked=False, refused=f"Not written: {relative} already exists, and you asked to save "
                                                   "to it, not to replace it.")
     return WriteDecision(asked=False, refused=strict_refusal(relative))
+
+
+def sink_refusal(request: EditRequest, roots: Sequence[Path], *, reviewed: bool) -> str | None:
+    """Why an edit sink may not send ``request`` at all (the hard rules, then strict mode), else ``None``.
+    Every front's sink asks this before it shows or sends a write."""
+    relative = relative_to_roots(request.path, roots)
+    if relative is None:
+        return f"Not written: {request.path.name} is outside the open folder."
+    danger = hazard(relative)
+    if danger is not None and not request.named:
+        return f"Not written: {danger}, and Cortex writes such a file only when you name it in your request."
+    if not reviewed:
+        if request.grant is None:
+            return NO_GRANT_GIVEN
+        if not request.asked:
+            return strict_refusal(relative)
+    return root_refusal(request.path, roots)  # several folders: which one the name means
 
 
 def strict_refusal(relative: str) -> str:

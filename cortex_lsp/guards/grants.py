@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["NO_GRANT", "WriteGrant", "path_key", "relative_to_roots", "sink_refusal", "unsafe_name"]
+__all__ = ["NO_GRANT", "WriteGrant", "path_key", "relative_to_roots", "unsafe_name"]
 
 #: Names an unnamed save may never pick: run by Python, test runners, build and CI tools, shells.
 UNSAFE_NAMES = frozenset(
@@ -189,13 +189,3 @@ def _listed(paths: Iterable[str]) -> str:
 
 NO_GRANT = WriteGrant()
 NO_GRANT_GIVEN = "Not written: the edit carries no write grant from the user's own words."
-
-
-def sink_refusal(grant: WriteGrant | None, path: Path, roots: Iterable[Path], *, exists: bool) -> str | None:
-    """The edit sink's check: why an edit of ``path`` is refused (no grant, or outside it), else ``None``."""
-    if grant is None:
-        return NO_GRANT_GIVEN
-    relative = relative_to_roots(path, roots)
-    if relative is None:
-        return f"Not written: {path.name} is outside the open folder."
-    return grant.check(relative, exists=exists)

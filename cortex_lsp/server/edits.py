@@ -25,10 +25,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from cortex_lsp.guards.consent import description, hazard, strict_refusal
-from cortex_lsp.guards.grants import NO_GRANT_GIVEN, relative_to_roots
+from cortex_lsp.guards.consent import description, sink_refusal
 from cortex_lsp.guards.paths import PathRefused, check_write, resolve_in_roots
-from cortex_lsp.guards.root_choice import root_refusal
 from cortex_lsp.ports import EditKind, EditOutcome, EditRequest
 from cortex_lsp.server.capabilities import (
     reviews_edits,
@@ -64,29 +62,13 @@ class LspEditSink:
         """Does the user review every write before it applies (see the module docstring)?"""
         return reviews_edits(self.server.client_capabilities)
 
-    def _refusal(self, request: EditRequest, exists: bool) -> str | None:
-        """Why ``request`` may not be sent at all (hard rules, then strict mode), else ``None``."""
-        relative = relative_to_roots(request.path, self.server.roots)
-        if relative is None:
-            return f"Not written: {request.path.name} is outside the open folder."
-        danger = hazard(relative)
-        if danger is not None and not request.named:
-            return (f"Not written: {danger}, and Cortex writes such a file only when you name it in your "
-                    "request.")
-        if not self.reviewed:
-            if request.grant is None:
-                return NO_GRANT_GIVEN
-            if not request.asked:
-                return strict_refusal(relative)
-        return root_refusal(request.path, self.server.roots)  # several folders: which one the name means
-
     async def propose(self, request: EditRequest) -> EditOutcome:
         settings = self.server.settings
         uri = request.path.as_uri()
         exists = request.path.exists() or self._open_text(uri) is not None
         kind: EditKind = "replace" if exists else "create"
         said = description(request.asked, request.unasked_reason)
-        refused = self._refusal(request, exists)
+        refused = sink_refusal(request, self.server.roots, reviewed=self.reviewed)
         if refused is not None:
             return EditOutcome(uri=uri, kind=kind, applied=False, reason=refused, asked=request.asked)
         caps = self.server.client_capabilities

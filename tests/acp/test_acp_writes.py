@@ -68,7 +68,7 @@ async def test_writes_ask_permission_then_the_client_writes(model: ScriptedModel
         meta = (response.field_meta or {})["cortex"]
         assert meta["edits"][0]["applied"] is False and "rejected" in meta["edits"][0]["reason"]
         answer = run.client.answer_text(since)
-        assert "not" in answer.lower() and "other.txt" in answer, answer
+        assert "Declined: other.txt" in answer, answer  # the run's ledger, after the model's own words
 
         # cancelled while the user looks at the permission: nothing written
         model.reset()
