@@ -188,7 +188,7 @@ def test_nvim_explain_and_ask(label: str, model: ScriptedModelServer, tmp_path: 
     assert closed["on_disk_after"] is False and not (root / CLOSE_WRITE_FILE).exists()
     assert [e["applied"] for e in closed["result"]["edits"]] == [False]
     assert "you closed the review" in closed["result"]["edits"][0]["reason"]
-    assert f"Saved {CLOSE_WRITE_FILE}" not in closed["result"]["answer"]
+    assert f"Declined: {CLOSE_WRITE_FILE}" in closed["result"]["answer"]  # the ledger after the model's words
 
     # a hostile CreateFile over an existing file is refused by the plugin; the file is untouched
     clobber = out["clobber"]
