@@ -100,6 +100,7 @@ class CliClient:
         self.errors_shown: set[str] = set()  # error events already on stderr (not repeated as the answer)
         self.show_info = True  # the server's informational messages (off where the CLI says it itself)
         self._server_errors: deque[str] = deque(maxlen=20)  # the server's last stderr lines
+        self._held_end: str | None = None  # the last progress end message, until its command answers
         self._register()
 
     def _write_token(self, text: str) -> None:
@@ -133,8 +134,11 @@ class CliClient:
         def _progress(params: types.ProgressParams) -> None:
             value = _to_dict(params.value)
             kind, message = value.get("kind"), value.get("message") or value.get("title")
-            if kind in ("begin", "end") and message:
+            if kind == "begin" and message:
                 self._status(str(message))
+            elif kind == "end" and message:
+                # shown with the command's outcome: a command that fails says why in one line instead
+                self._held_end = str(message)
 
         @lsp.feature("cortex/event")
         def _event(params: Any) -> None:
@@ -276,12 +280,17 @@ class CliClient:
 
     async def _request(self, pending: Any) -> Any:
         try:
-            return await pending
+            result = await pending
         except JsonRpcException as exc:
+            self._held_end = None  # "Not started: …" would say the error twice
             raise CliError(_first_line(exc.message or str(exc))) from None
         except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
             tail = f": {self._server_errors[-1]}" if self._server_errors else ""
             raise CliError(f"the language server stopped ({exc}){tail}") from None
+        if self._held_end is not None:
+            held, self._held_end = self._held_end, None
+            self._status(held)
+        return result
 
     async def command(self, name: str, argument: dict[str, Any] | None = None) -> dict[str, Any]:
         result = await self._request(self.lsp.workspace_execute_command_async(types.ExecuteCommandParams(

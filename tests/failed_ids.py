@@ -24,5 +24,5 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = os.environ.get("CORTEX_FAILED_IDS")
-    if target:
+    if target and not hasattr(session.config, "workerinput"):  # the controller writes (xdist workers don't)
         Path(target).write_text("".join(f"{nodeid}\n" for nodeid in _failed), encoding="utf-8")

@@ -2,7 +2,8 @@
 settings as the language server, for ACP clients (Zed, JetBrains, Neovim CodeCompanion, Emacs agent-shell).
 
 :func:`serve` runs one connection on stdio with the official SDK (``agent-client-protocol``) behind a
-guarded transport (acp/transport.py) and returns when the client closes its end.
+guarded transport (acp/transport.py) on stdio streams that work whatever stdin and stdout are
+(acp/stdio.py), and returns when the client closes its end.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ log = logging.getLogger("cortex.acp")
 
 async def serve() -> int:
     from acp.agent.connection import AgentSideConnection
-    from acp.stdio import stdio_streams
 
     from cortex_lsp.acp.agent import CortexAcpAgent
+    from cortex_lsp.acp.stdio import stdio_streams
     from cortex_lsp.acp.transport import GuardedTransport
 
     reader, writer = await stdio_streams(limit=1024 * 1024)

@@ -178,3 +178,25 @@ def test_cancel_request_of_a_prompt_stops_its_run(model: ScriptedModelServer, tm
         assert answer["result"]["stopReason"] == "cancelled"
     finally:
         agent.close()
+
+
+def test_stdio_that_is_not_a_pipe_works(tmp_path: Path) -> None:
+    """A client (or a script) that gives ``acp`` a file for stdin and stdout: it answers what the file
+    holds and ends at its end; with ``/dev/null`` for stdin it ends at once, with exit code 0."""
+    data = tmp_path / "data"
+    data.mkdir()
+    requests = tmp_path / "in.ndjson"
+    requests.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                    "params": {"protocolVersion": 1}}) + "\nnot json\n", encoding="utf-8")
+    answers = tmp_path / "out.ndjson"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run([sys.executable, "-m", "cortex_lsp", "acp"], stdin=stdin, stdout=stdout,
+                              stderr=subprocess.PIPE, env=server_env(None, data), timeout=WAIT)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    replies = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]
+    (initialized,) = [r for r in replies if r.get("id") == 1]
+    assert initialized["result"]["agentInfo"]["name"] == "cortex-lsp"
+    assert [r["error"]["code"] for r in replies if r.get("id") is None] == [-32700]
+    nothing = subprocess.run([sys.executable, "-m", "cortex_lsp", "acp"], stdin=subprocess.DEVNULL,
+                             capture_output=True, env=server_env(None, data), timeout=WAIT)
+    assert nothing.returncode == 0 and nothing.stdout == b"" and b"Traceback" not in nothing.stderr

@@ -72,7 +72,7 @@ async def test_two_runs_at_once_and_code_actions_while_streaming(model: Scripted
         await asyncio.sleep(0.5)
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=doc.as_uri()),
-            range=types.Range(start=types.Position(1, 4), end=types.Position(1, 4)),
+            range=types.Range(start=types.Position(0, 0), end=types.Position(1, 16)),  # the whole function
             context=types.CodeActionContext(diagnostics=[])))
         still_running = not first.done() and not second.done()
         a, b = await asyncio.gather(first, second)

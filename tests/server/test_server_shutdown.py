@@ -89,7 +89,12 @@ def test_the_process_ends_after_the_connection_even_with_a_stuck_thread(tmp_path
             else:  # the editor went away without a word
                 raw.proc.stdin.close()
         assert _exits_within(server.proc, 60) == (0 if how == "shutdown and exit" else 1)
-        assert _exits_within(control.proc, 3) is None, "control: without the watchdog a stuck thread keeps it alive"
+        if how == "shutdown and exit":
+            # after a completed shutdown a thread still running is an abandoned one: the short grace
+            # (SHUT_DOWN_GRACE_SECONDS) applies whatever the connection's grace is
+            assert _exits_within(control.proc, 60) == 0
+        else:
+            assert _exits_within(control.proc, 3) is None, "control: without the watchdog a stuck thread keeps it alive"
     finally:
         _kill(control, server)
 

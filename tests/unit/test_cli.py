@@ -6,6 +6,7 @@ prints a table (``--json`` for JSON); the no-model advice names commands that wo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,7 +19,11 @@ from pathlib import Path
 import pytest
 
 from cortex_lsp.cli_output import memory_table, sessions_table
+from cortex_lsp.config import Settings
+from cortex_lsp.memory.chroma import release_chroma_client
+from cortex_lsp.memory.store import PersistentMemory
 from cortex_lsp.models.local_server import INSTALL_ADVICE
+from cortex_lsp.models.ollama_client import OllamaClient
 from tests.lsp_harness import server_env
 from tests.scripted_model import Reply, ScriptedModelServer
 
@@ -46,9 +51,11 @@ def run(args: list[str], env: dict[str, str], *, timeout: float = 120,
                           stderr=subprocess.STDOUT if merged else None)
 
 
-def one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
+def one_clear_line(result: subprocess.CompletedProcess[str], *, progress: bool = False) -> str:
+    """The one line on stderr (``progress``: besides the ``· Starting…`` line of a command that began)."""
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = [line for line in result.stderr.splitlines()
+             if line.strip() and not (progress and line == "· Starting…")]
     assert len(lines) == 1, result.stderr
     return lines[0]
 
@@ -88,8 +95,21 @@ def test_forgetting_an_unknown_id_says_so(model: ScriptedModelServer, tmp_path: 
     assert result.stdout == ""
 
 
-def test_a_server_side_error_is_one_line(tmp_path: Path) -> None:
-    # the model server is down: memory search can't embed the query
+async def _store_a_fact(model: ScriptedModelServer, data_dir: Path, fact: str) -> None:
+    settings = Settings.model_validate({"data_dir": data_dir, "ollama_base_url": model.url})
+    client = OllamaClient(model.url, timeout=30)
+    store = await PersistentMemory(settings, client).open()
+    try:
+        await store.semantic.add(fact)
+    finally:
+        await store.aclose()
+        await client.aclose()
+        release_chroma_client(settings)
+
+
+def test_a_server_side_error_is_one_line(model: ScriptedModelServer, tmp_path: Path) -> None:
+    # a fact is stored while the model server answers; then it is down: memory search can't embed the query
+    asyncio.run(_store_a_fact(model, tmp_path / "data", "The user writes Python."))
     result = run(["memory", "search", "python"], server_env(None, tmp_path / "data"))
     assert result.returncode == 1
     line = one_clear_line(result)
@@ -100,7 +120,8 @@ def test_a_server_side_error_is_one_line(tmp_path: Path) -> None:
 def test_a_question_the_server_refuses_is_one_line(model: ScriptedModelServer, tmp_path: Path) -> None:
     result = run(["ask", "x" * 9000], server_env(model, tmp_path / "data"))
     assert result.returncode == 1
-    line = one_clear_line(result)
+    assert "Not started" not in result.stderr  # the progress's end is not a second copy of the error
+    line = one_clear_line(result, progress=True)
     assert line.startswith("cortex-lsp: ") and "message" in line and "8192" in line
     assert model.chat_requests == []
 
