@@ -19,7 +19,10 @@ echo "== pytest" >&2
 failed_ids="$(mktemp "${TMPDIR:-/tmp}/cortex-failed.XXXXXX")"
 trap 'rm -f "$failed_ids"' EXIT
 status=0
-CORTEX_FAILED_IDS="$failed_ids" .venv/bin/python -m pytest -p tests.failed_ids -rfEs --durations=15 "$@" \
+# one pytest-xdist worker per core (CORTEX_TEST_WORKERS=0 runs in this process: pdb, one test)
+workers="${CORTEX_TEST_WORKERS:-auto}"
+CORTEX_FAILED_IDS="$failed_ids" .venv/bin/python -m pytest -p tests.failed_ids -n "$workers" --dist loadgroup \
+  -rfEs --durations=15 "$@" \
   || status=$?
 if [ -s "$failed_ids" ]; then
   echo

@@ -7,6 +7,7 @@
   (bubblewrap, Landlock, root-only cases) or of the editor tier (Neovim, code-server) into a failure that
   gives the skip's reason. Without them such a skip stays a skip with its reason (a user's machine may
   lack bubblewrap or an editor).
+- The code-server tests run on one pytest-xdist worker, one after the other.
 - ``model``: a scripted model server per test.
 """
 
@@ -70,6 +71,14 @@ def _required_tier(item: pytest.Item, reason: str) -> str | None:
             path.name.startswith("test_sandbox") or _SANDBOX_REASON.search(reason)):
         return "CORTEX_REQUIRE_SANDBOX"
     return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``scripts/test.sh`` runs ``-n auto --dist loadgroup``) the code-server tests
+    share one worker: two code-servers and two Chromiums at once on 2 cores starve each other."""
+    for item in items:
+        if Path(str(item.fspath)).name.startswith("test_vscode_"):
+            item.add_marker(pytest.mark.xdist_group("code-server"))
 
 
 @pytest.hookimpl(wrapper=True)
