@@ -140,6 +140,11 @@ async function main() {
     await tab.locator(".tab-actions .action-label").first().click();
     // the chat's edit line for the write (the extension's, from the edit event): not written
     await until("the run to say it was not written", async () => (await chatText(frame)).includes(`${scenario.closeFile} — not written`), 60000, 250);
+    // the review's notice closes with the review; the workbench removes a toast with an animation, so
+    // give it a moment (a toast still there after 10 s is recorded and fails the test)
+    try {
+      await until("the review's notice to close", async () => (await reviewToasts().count()) === 0, 10000, 200);
+    } catch (_err) { /* recorded below */ }
     out.close_tab = {
       card_left: await card.count(),
       on_disk: fs.existsSync(path.join(scenario.workspace, scenario.closeFile)),

@@ -499,7 +499,8 @@ def test_snippets_are_contained_on_every_host(
         if host == "none":
             assert "not isolated" in result["isolation"], (name, result)
         assert "real update_wrapper: True" not in result["stdout"], (name, result)
-    assert "copy.deepcopy(x, memo) is not allowed" in by_name["deepcopy-memo-update-wrapper"]["stdout"]
+    assert "copy.deepcopy(x, memo) is not allowed" in by_name["deepcopy-memo-update-wrapper"]["stdout"], \
+        by_name["deepcopy-memo-update-wrapper"]
     assert "real update_wrapper: False" in by_name["deepcopy-memo-update-wrapper"]["stdout"]
     # the guards copy as themselves: a function, never an object holding the guards' state
     assert by_name["deepcopy-of-guards"]["stdout"].count("True True") == 7, by_name["deepcopy-of-guards"]

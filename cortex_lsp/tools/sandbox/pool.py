@@ -38,6 +38,8 @@ from cortex_lsp.tools.sandbox.policy import MAX_CODE_CHARS
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
 STARTUP_TIMEOUT_SECONDS = 30.0
+#: how long reaping a killed worker may wait before its pipes are closed (see :func:`_reap`)
+REAP_TIMEOUT_SECONDS = 5.0
 _HEADER = struct.Struct(">I")
 
 
@@ -111,9 +113,9 @@ def _roots_key(roots: list[Path]) -> tuple[str, ...]:
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
     """SIGKILL the worker's process group (it leads its own session). Not ``proc.kill()``: that polls
-    and may reap the child behind asyncio's child watcher, which then loses its exit status."""
-    if proc.returncode is not None:
-        return
+    and may reap the child behind asyncio's child watcher, which then loses its exit status. Also when
+    the leader has already exited: bubblewrap's pid-1 inside the namespace can outlive it (waiting for a
+    parent that is gone, holding our pipes), and Linux keeps the group's id while any member lives."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
 
@@ -141,6 +143,19 @@ def _worker_filter() -> bytes:
         return seccomp.program(worker=True)
     except (OSError, ValueError):
         return b""
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a killed worker (at most ``REAP_TIMEOUT_SECONDS``), then close its pipes on our side.
+    asyncio's ``wait()`` returns only once the process has exited *and* its pipes are closed, so a
+    sandbox process that outlived bubblewrap (its pid-1 inside the namespace) and still holds stdout
+    would keep every pending ``wait()`` waiting forever; closing the pipes ends them."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), REAP_TIMEOUT_SECONDS)
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
 
 
 class SandboxPool:
@@ -227,16 +242,12 @@ class SandboxPool:
             if proc.stderr is not None:
                 with contextlib.suppress(TimeoutError):
                     detail = (await asyncio.wait_for(proc.stderr.read(4000), 2)).decode("utf-8", "replace")
-            await self._reap(proc)
+            await _reap(proc)
             raise SandboxStartError(f"the sandbox worker did not start: {detail.strip() or exc!r}") from None
         except BaseException:  # cancelled while starting: don't leave the process behind
             self._discard(_Worker(proc=proc, roots=roots))
             raise
         return _Worker(proc=proc, roots=roots, missing=missing, hidden=hidden, unconfined=unconfined)
-
-    async def _reap(self, proc: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(Exception):
-            await proc.wait()
 
     def _discard(self, worker: _Worker) -> None:
         _kill(worker.proc)
@@ -244,7 +255,7 @@ class SandboxPool:
             if stream is not None:
                 with contextlib.suppress(Exception):
                     stream.close()
-        task = asyncio.ensure_future(self._reap(worker.proc))
+        task = asyncio.ensure_future(_reap(worker.proc))
         self._reapers.add(task)
         task.add_done_callback(self._reapers.discard)
 
@@ -261,8 +272,8 @@ class SandboxPool:
                 self._discard(task.result())
             return
         task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
+        # bounded: a start cancelled inside create_subprocess_exec waits for the process (see _reap)
+        await asyncio.wait({task}, timeout=STARTUP_TIMEOUT_SECONDS)
 
     async def prewarm(self, roots: list[Path]) -> None:
         """Start a worker for ``roots`` now so the first run is fast (optional)."""
@@ -357,8 +368,7 @@ class SandboxPool:
             return result(error=f"Stopped: the code ran longer than the time limit ({timeout:g} s).")
         except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError, ValueError):
             _kill(worker.proc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(worker.proc.wait(), 5)
+            await _reap(worker.proc)
             return result(error=_describe_exit(worker.proc.returncode, timeout))
         finally:
             self._discard(worker)

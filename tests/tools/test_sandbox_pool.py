@@ -1,0 +1,82 @@
+"""The worker pool never waits without a bound on a worker that is gone.
+
+asyncio's ``Process.wait()`` returns only once the process has exited *and* its pipes are closed. A
+process that outlives the worker it was started by (bubblewrap's pid-1 inside the namespace, left behind
+when bubblewrap is killed) keeps the pipe open: before the fix the pool's reaping, and with it a run or
+``aclose``, waited forever (a 900 s pytest timeout in a fresh-clone ``make test``). Real processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+import pytest
+
+from cortex_lsp.tools.sandbox import pool as pool_module
+
+
+async def _parent_leaving_a_child_behind() -> tuple[asyncio.subprocess.Process, int]:
+    """A shell that starts a background ``sleep`` (it inherits stdout) and exits 0.3 s later."""
+    proc = await asyncio.create_subprocess_exec(
+        "sh", "-c", "sleep 60 & echo $!; sleep 0.3", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None
+    child = int((await proc.stdout.readline()).decode())
+    return proc, child
+
+
+@pytest.mark.asyncio
+async def test_reaping_ends_although_a_left_behind_process_holds_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "REAP_TIMEOUT_SECONDS", 0.5)
+    proc, child = await _parent_leaving_a_child_behind()
+    try:
+        assert proc.returncode is None  # still running: the reap below waits for its exit
+        waiting = asyncio.ensure_future(proc.wait())
+        # the premise: 1 s on, the shell has exited, yet wait() has not returned (the child holds stdout)
+        done, _ = await asyncio.wait({waiting}, timeout=1.0)
+        assert not done, "wait() returned: the premise of this test does not hold on this Python"
+        reaping = asyncio.ensure_future(pool_module._reap(proc))
+        await asyncio.wait_for(reaping, 10)  # bounded, instead of forever
+        assert proc.returncode == 0
+        assert await asyncio.wait_for(waiting, 5) == 0  # and the pending wait() ended too
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.asyncio
+async def test_a_process_left_behind_in_the_group_is_killed_after_its_leader_exited() -> None:
+    proc, child = await _parent_leaving_a_child_behind()
+    try:
+        for _ in range(200):  # the shell (the group's leader) exits by itself after 0.3 s
+            if proc.returncode is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert proc.returncode == 0
+        os.kill(child, 0)  # the premise: its child lives on
+        pool_module._kill(proc)
+        for _ in range(100):  # the kill is asynchronous; a zombie reaped by init is gone too
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            if _state(child) == "Z":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the process left behind was not killed")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+        await pool_module._reap(proc)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
