@@ -267,13 +267,13 @@ class SandboxPool:
         task, self._warm = self._warm, None
         if task is None:
             return
-        if task.done():
+        if not task.done():
+            task.cancel()
+            # bounded: a start cancelled inside create_subprocess_exec waits for the process (see _reap)
+            await asyncio.wait({task}, timeout=STARTUP_TIMEOUT_SECONDS)
+        if task.done():  # a worker that started before the cancel reached it is discarded too
             with contextlib.suppress(BaseException):
                 self._discard(task.result())
-            return
-        task.cancel()
-        # bounded: a start cancelled inside create_subprocess_exec waits for the process (see _reap)
-        await asyncio.wait({task}, timeout=STARTUP_TIMEOUT_SECONDS)
 
     async def prewarm(self, roots: list[Path]) -> None:
         """Start a worker for ``roots`` now so the first run is fast (optional)."""
