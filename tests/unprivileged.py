@@ -76,6 +76,17 @@ print(json.dumps({{"files": [f for f in files if f], "path": sys.path}}))
 def readable_copy() -> str:
     """A world-readable folder holding every non-standard-library module that :data:`NEEDED` imports
     (listed by a fresh interpreter, so nothing else this test session loaded is copied; made once)."""
+    return _module_copy(0o755, 0o644)
+
+
+@functools.lru_cache(maxsize=1)
+def private_copy() -> str:
+    """The same copy in folders only their owner (root) can read: a checkout in ``mktemp -d`` or a
+    home directory, as root's worker sees it once its file-system uid is no longer root."""
+    return _module_copy(0o700, 0o600)
+
+
+def _module_copy(folder_mode: int, file_mode: int) -> str:
     listing = subprocess.run(
         [sys.executable, "-I", "-B", "-c", preamble(CHECKOUT) + _LIST_MODULES.format(names=", ".join(NEEDED))],
         capture_output=True, timeout=120, check=True, cwd="/")
@@ -97,9 +108,9 @@ def readable_copy() -> str:
             shutil.copy2(source, os.path.join(target, top))
         copied.add(top)
     for folder, _dirs, files in os.walk(target):
-        os.chmod(folder, 0o755)
+        os.chmod(folder, folder_mode)
         for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+            os.chmod(os.path.join(folder, name), file_mode)
     return target
 
 
@@ -139,8 +150,13 @@ def _unprivileged_ready() -> tuple[str, str]:
     return copy, python
 
 
-def python_argv(script: str, *, unprivileged: bool) -> list[str]:
-    """``[setpriv ...] python -I -B -c SCRIPT`` running this checkout's package (see the module docstring)."""
+def python_argv(script: str, *, unprivileged: bool, private: bool = False) -> list[str]:
+    """``[setpriv ...] python -I -B -c SCRIPT`` running this checkout's package (see the module docstring);
+    ``private``: root's script imports it from :func:`private_copy`."""
+    if private:
+        if os.geteuid() != 0:
+            pytest.skip("needs root: a folder only root can read")
+        return [sys.executable, "-I", "-B", "-c", preamble(private_copy()) + script]
     if not unprivileged:
         return [sys.executable, "-I", "-B", "-c", preamble(CHECKOUT) + script]
     prefix = setpriv()

@@ -47,6 +47,9 @@ from cortex_lsp.tools.sandbox.isolation import plan_isolation
 
 HOSTS = ("none", "landlock", "bwrap")
 USERS = ("root", "unprivileged")
+#: root again, with the package in folders only root can read (a checkout in ``mktemp -d`` or ``/root``):
+#: the worker drops root, so whatever it imports after that fails unless it was imported before
+SNIPPET_USERS = (*USERS, "root-private")
 
 #: Runs the rest of its arguments (a Python command) on a simulated host: the filter makes Landlock's
 #: syscalls answer ENOSYS and/or every way to install a seccomp filter fail, for the whole process tree.
@@ -440,10 +443,10 @@ def _launch(argv: list[str], marker: str, env: dict[str, str]) -> str:
 
 def _host_argv(host: str, script: str, args: list[str], *, user: str) -> tuple[list[str], dict[str, str]]:
     """The command running ``script`` (with ``args``) on ``host``, and its environment."""
-    unprivileged = user == "unprivileged"
-    inner = python_argv(script, unprivileged=unprivileged)
+    unprivileged, private = user == "unprivileged", user == "root-private"
+    inner = python_argv(script, unprivileged=unprivileged, private=private)
     if host == "none":
-        launcher = python_argv(SIMULATED_HOST, unprivileged=unprivileged)
+        launcher = python_argv(SIMULATED_HOST, unprivileged=unprivileged, private=private)
         python_at = launcher.index("-I") - 1
         return [*launcher, "no-landlock,no-seccomp", *inner[python_at:], *args], {"PATH": "/usr/bin:/bin"}
     if host == "landlock":
@@ -473,7 +476,7 @@ def _skip_unavailable(host: str, bwrap_usable: bool) -> None:
             pytest.skip("this kernel has no Landlock")
 
 
-@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("user", SNIPPET_USERS)
 @pytest.mark.parametrize("host", HOSTS)
 def test_snippets_are_contained_on_every_host(
     world: World, listeners: tuple[Listener, UdpListener], bwrap_usable: bool, host: str, user: str

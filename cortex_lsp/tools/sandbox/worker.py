@@ -46,7 +46,7 @@ from cortex_lsp.tools.sandbox.restricted import (
     RunHooks,
     RunOutcome,
 )
-from cortex_lsp.tools.sandbox.sealed import SealedGuards, seal
+from cortex_lsp.tools.sandbox.sealed import GUARD_MODULES, SealedGuards, seal
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _RESTRICTED = "cortex_lsp.tools.sandbox.restricted"
@@ -124,7 +124,10 @@ def _take_protocol_streams() -> tuple[BinaryIO, BinaryIO, int]:
 
 
 def _preload() -> None:
-    for name in (*sorted(ALLOWED_MODULES), *PRELOADED_CODECS):
+    """Import, before root is dropped, every module the worker needs later: the ones snippets may use,
+    the codecs, and the guard modules :func:`.sealed.seal` copies (a checkout in a 0700 folder is
+    unreadable once the file-system uid is no longer root)."""
+    for name in (*sorted(ALLOWED_MODULES), *PRELOADED_CODECS, *GUARD_MODULES):
         with contextlib.suppress(ImportError, LookupError):
             importlib.import_module(name)
 
