@@ -6,7 +6,7 @@
 Q ?= What is the capital of Japan?
 export MAKE_RUN_QUESTION := $(value Q)
 
-.PHONY: setup run test lint typecheck editors bench
+.PHONY: setup run test lint typecheck editors bench mutate
 
 setup:
 	@scripts/setup.sh
@@ -18,7 +18,7 @@ test: setup
 	scripts/test.sh
 
 lint:
-	.venv/bin/ruff check cortex_lsp tests evals benchmarks
+	.venv/bin/ruff check cortex_lsp tests evals benchmarks scripts/mutate.py
 
 typecheck:
 	.venv/bin/mypy
@@ -31,3 +31,7 @@ editors:
 
 bench: setup
 	.venv/bin/python -m benchmarks
+
+# switch each guard off in a scratch copy and show that its tests then fail (docs/security.md)
+mutate: setup
+	.venv/bin/python scripts/mutate.py

@@ -7,10 +7,10 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 echo "== ruff" >&2
-.venv/bin/ruff check cortex_lsp tests evals benchmarks
+.venv/bin/ruff check cortex_lsp tests evals benchmarks scripts/mutate.py
 echo "== mypy" >&2
 .venv/bin/mypy
-.venv/bin/mypy --explicit-package-bases tests evals benchmarks
+.venv/bin/mypy --explicit-package-bases tests evals benchmarks scripts/mutate.py
 if [ -d vscode-extension/node_modules ]; then
   echo "== VS Code extension (lint, types, mocha, package)" >&2
   (cd vscode-extension && npm run ci)
