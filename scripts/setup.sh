@@ -70,7 +70,7 @@ build_tools_missing() {
   echo "${missing[*]}" | sed 's/,/ and /g'
 }
 build_tools_advice() {
-  echo "The embedded model is built once from source and needs $1: install them with" >&2
+  echo "The embedded model is built once from source and needs $1, which this machine lacks. Install:" >&2
   echo "    sudo apt-get install cmake g++" >&2
   echo "(Fedora: sudo dnf install cmake gcc-c++; macOS: xcode-select --install && brew install cmake)." >&2
   echo "The next \`make run\` builds it (once, 5-20 min). Meanwhile Ollama or an OpenAI-compatible server work." >&2

@@ -40,8 +40,10 @@ def declares_review(caps: types.ClientCapabilities) -> bool:
 
 
 def reviews_edits(caps: types.ClientCapabilities) -> bool:
-    """Can the user review each agent edit before it applies (change annotations, or a declared review)?"""
-    return supports_change_annotations(caps) or declares_review(caps)
+    """Can the user review each agent edit before it applies (a declared review, or change annotations
+    the edit can carry: an annotated text edit travels only in ``documentChanges``, so annotations
+    without ``documentChanges`` review nothing)?"""
+    return declares_review(caps) or (supports_change_annotations(caps) and supports_document_changes(caps))
 
 
 def supports_configuration(caps: types.ClientCapabilities) -> bool:
