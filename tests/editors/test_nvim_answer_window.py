@@ -103,7 +103,9 @@ def test_model_down_reads_as_an_error(label: str, tmp_path: Path) -> None:
     text = run_probe(nvim.path, FAILED_PROBE, tmp_path, out_name="out.txt")
     assert "Error: The Ollama server is not answering." in text
     assert "model unavailable" in text and "model_unavailable" not in text
-    assert "partial" not in text
+    # what was streamed before the model went away stays, with the one error line after it
+    assert "partial" in text and text.index("partial") < text.index("Error: The Ollama server is not answering.")
+    assert text.count("Error:") == 1
     assert "✏ create x.md — not written" in text and "not written: \n" not in text + "\n"  # no empty reason
     # the summary says which files were written and which were not (not just "2 edits")
     assert "written: a.md · not written: b c.md" in text

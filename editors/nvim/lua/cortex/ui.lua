@@ -104,8 +104,9 @@ local function finish(run, data)
     return
   end
   if type(data.answer) == 'string' and data.answer ~= '' and M.FAILED[str(data.stop_reason)] then
-    -- one error line: the `error` event's, or the answer's; and no plan when no step ran (the model
-    -- was down: the plan was the router's guess, never carried out)
+    -- one error line: the `error` event's, or the answer's, after what was streamed (the partial answer
+    -- stays: it is what the user read); and no plan when no step ran (the model was down: the plan was
+    -- the router's guess, never carried out)
     local kept, shown = {}, false
     local ran = type(data.tool_calls) == 'table' and #data.tool_calls > 0
     for _, b in ipairs(run.blocks) do
@@ -114,7 +115,7 @@ local function finish(run, data)
           table.insert(kept, b)
           shown = true
         end
-      elseif b.kind ~= 'text' and (ran or (b.kind ~= 'plan' and not (b.kind == 'line' and b.step))) then
+      elseif b.kind == 'text' or ran or (b.kind ~= 'plan' and not (b.kind == 'line' and b.step)) then
         table.insert(kept, b)
       end
     end
