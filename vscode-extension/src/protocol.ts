@@ -109,6 +109,8 @@ export interface RunCodeResult {
   value?: unknown;
   error?: string | null;
   duration_ms?: number;
+  /** What ran, in one line ("defined `restock`; nothing calls it", "ran in 0.02 s; printed 3 lines"). */
+  summary?: string;
 }
 
 export interface MemoryHit {

@@ -89,6 +89,10 @@ export function renderRunResult(result: unknown): string {
     return `Not run: ${escapeMarkdown(text(r.reason) || "the sandbox refused it")}`;
   }
   const parts: string[] = [];
+  const summary = text(r.summary).trim();
+  if (summary) {
+    parts.push(summaryLine(summary));
+  }
   if (r.stdout) {
     parts.push(`**Output**\n\n${fence(r.stdout)}`);
   }
@@ -101,8 +105,17 @@ export function renderRunResult(result: unknown): string {
   if (r.error) {
     parts.push(`**Error:** ${escapeMarkdown(text(r.error))}`);
   }
-  if (typeof r.duration_ms === "number") {
+  if (!summary && typeof r.duration_ms === "number") {
     parts.push(`*ran in ${(r.duration_ms / 1000).toFixed(2)} s*`);
   }
   return parts.length ? parts.join("\n\n") : "*Ran with no output.*";
+}
+
+/** The server's one-line summary, capitalised: its `name` spans stay code, the rest is escaped text. */
+function summaryLine(summary: string): string {
+  const line = summary.charAt(0).toUpperCase() + summary.slice(1);
+  return line
+    .split("`")
+    .map((piece, i) => (i % 2 === 1 && piece ? `\`${piece}\`` : escapeMarkdown(piece)))
+    .join("");
 }

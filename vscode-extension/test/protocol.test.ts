@@ -64,4 +64,21 @@ suite("reports", () => {
     assert.doesNotMatch(ok, /Errors/);
     assert.match(renderRunResult({ ran: false, reason: "needs input()" }), /Not run: needs input\\\(\\\)/);
   });
+
+  test("a run shows the server's summary first, instead of a bare time", () => {
+    const bare = renderRunResult({
+      ran: true, stdout: "", stderr: "", value: null, error: null, duration_ms: 20,
+      summary: "defined `restock`; nothing calls it",
+    });
+    assert.strictEqual(bare, "Defined `restock`; nothing calls it");
+    assert.doesNotMatch(bare, /ran in/);
+    const printed = renderRunResult({
+      ran: true, stdout: "3\n", stderr: "", value: null, error: null, duration_ms: 12,
+      summary: "ran in 0.01 s; printed 1 line",
+    });
+    assert.ok(printed.startsWith("Ran in 0\\.01 s; printed 1 line"), printed); // "." escaped for markdown
+    assert.match(printed, /\*\*Output\*\*/);
+    // without a summary (an older server) the time is still shown
+    assert.match(renderRunResult({ ran: true, stdout: "", duration_ms: 12 }), /ran in 0\.01 s/);
+  });
 });
