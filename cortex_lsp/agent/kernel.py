@@ -158,6 +158,8 @@ class AgentKernel:
     async def _run(self, request: AgentRequest, emit: Emit, record: RunRecord) -> AgentResult:
         deps = self.deps
         settings = deps.settings
+        if request.regenerate and self.persist:  # the answer being regenerated is not history for its rerun
+            await deps.memory.drop_last_exchange(request.session_id)
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
         (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
             self._reads(request), self._meaning(request))

@@ -39,6 +39,8 @@ class AgentRequest:
     #: what the session history keeps of this turn when it is more than ``message``: the code (or the
     #: diagnostic) an editor command worked on, so a follow-up still has it
     history_text: str = ""
+    #: ask the session's last question again: its last exchange is dropped first (the new answer replaces it)
+    regenerate: bool = False
 
     @property
     def stored_text(self) -> str:

@@ -72,6 +72,10 @@ class Memory(Protocol):
 
     async def history(self, session_id: str, turns: int) -> list[Message]: ...
 
+    async def drop_last_exchange(self, session_id: str) -> int:
+        """Delete the session's last exchange (a regenerated answer replaces it); returns the turns gone."""
+        ...
+
     async def store_turn(self, session_id: str, role: Literal["user", "assistant", "tool"], content: str,
                          *, root: str = "", tool_name: str | None = None) -> None: ...
 
@@ -123,6 +127,15 @@ class InProcessMemory:
         if turns <= 0:
             return []
         return list(self._turns.get(session_id, [])[-2 * turns :])
+
+    async def drop_last_exchange(self, session_id: str) -> int:
+        turns = self._turns.get(session_id, [])
+        last = max((i for i, m in enumerate(turns) if m.role == "user"), default=None)
+        if last is None:
+            return 0
+        gone = len(turns) - last
+        del turns[last:]
+        return gone
 
     async def store_turn(self, session_id: str, role: Literal["user", "assistant", "tool"], content: str,
                          *, root: str = "", tool_name: str | None = None) -> None:

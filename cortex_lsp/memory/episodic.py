@@ -236,6 +236,32 @@ class EpisodicStore:
             ).fetchall()
         return [Message(role=r[0], content=r[1]) for r in rows if r[1].strip()]
 
+    def drop_last_exchange(self, session_id: str) -> int:
+        """Delete the session's last exchange (its last user message and every turn after it), as a
+        regenerated answer replaces it; returns how many turns went. The title is recomputed and the
+        file scrubbed."""
+        with self._lock:
+            last = self._db.execute(
+                "SELECT MAX(id) FROM turns WHERE session_id = ? AND role = 'user'", (session_id,)).fetchone()
+            if last is None or last[0] is None:
+                return 0
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                gone = self._db.execute("DELETE FROM turns WHERE session_id = ? AND id >= ?",
+                                        (session_id, last[0])).rowcount
+                first = self._db.execute(
+                    "SELECT content FROM turns WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1",
+                    (session_id,),
+                ).fetchone()
+                title = "" if first is None else " ".join(str(first[0]).split())[:TITLE_CHARS]
+                self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            scrub_sqlite(self._db)
+        return int(gone)
+
     def latest_user_message(self, session_id: str) -> str | None:
         with self._lock:
             row = self._db.execute(

@@ -154,6 +154,9 @@ class PersistentMemory:
     async def history(self, session_id: str, turns: int) -> list[Message]:
         return await asyncio.to_thread(self.episodic.history, session_id, turns)
 
+    async def drop_last_exchange(self, session_id: str) -> int:
+        return await asyncio.to_thread(self.episodic.drop_last_exchange, session_id)
+
     async def store_turn(
         self,
         session_id: str,

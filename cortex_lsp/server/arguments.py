@@ -45,6 +45,8 @@ class AskArgs(_Args):
     range: RangeArg | None = None
     orchestration: Literal["single", "lats", "supervisor"] = "single"
     wait: StrictBool = True
+    #: ask again in ``session_id``: the session's last exchange is replaced, not kept as history
+    regenerate: StrictBool = False
 
     @field_validator("message")
     @classmethod

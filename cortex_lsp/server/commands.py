@@ -183,7 +183,8 @@ async def ask(ls: CortexServer, *args: Any) -> dict[str, Any]:
         notes: list[str] = []
         selection = _selection(ls, a.uri, a.range, notes)
         request = AgentRequest(message=a.message, session_id=await _session(ls, a.session_id),
-                               selection=selection, orchestration=a.orchestration, mode="ask")
+                               selection=selection, orchestration=a.orchestration, mode="ask",
+                               regenerate=a.regenerate and a.session_id is not None)
         return request, notes, a.wait
 
     return await _agent_command(ls, "Cortex: Ask", prepare)

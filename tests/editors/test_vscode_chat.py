@@ -177,6 +177,8 @@ def test_vscode_chat_review_apply_history(model: ScriptedModelServer, tmp_path: 
     assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", out["after_new_chat"]), out["after_new_chat"]
     # Regenerate replaced the answer (one question, one answer on screen)
     assert out["regenerated"] == {"answers": 1, "questions": 1}, out["regenerated"]
+    # ... and the server dropped the replaced exchange: the rerun's request carries neither the previous
+    # answer nor the question twice
     regen = _requests_with(model, REGEN_MESSAGE)
-    print(f"[regenerate] model requests with the question: {len(regen)}; "
-          f"the last one carries the previous answer as history: {REGEN_ANSWER in regen[-1]}")
+    assert len(regen) >= 2, regen
+    assert REGEN_ANSWER not in regen[-1] and regen[-1].count(REGEN_MESSAGE) == 1, regen[-1]

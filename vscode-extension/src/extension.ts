@@ -180,7 +180,7 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost, chat.Chat
     if (this.lastAskKey) {
       this.panel.transcript.remove(this.lastAskKey);
     }
-    await this.send(last);
+    await this.send(last, true);
   }
 
   /** *New chat*: an empty view; the next question starts a new session (no id is shown). */
@@ -289,11 +289,15 @@ class CortexExtension implements vscode.Disposable, memory.MemoryHost, chat.Chat
     await this.send({ message: mentions.message, context });
   }
 
-  private async send(ask: SentAsk): Promise<void> {
+  /** Send a question; `regenerate`: it replaces the session's last exchange (the server drops it). */
+  private async send(ask: SentAsk, regenerate = false): Promise<void> {
     this.lastAsk = ask;
     const args: AskArgs = { message: ask.message };
     if (this.runs.sessionId) {
       args.session_id = this.runs.sessionId;
+      if (regenerate) {
+        args.regenerate = true;
+      }
     }
     if (ask.context) {
       args.uri = ask.context.uri;

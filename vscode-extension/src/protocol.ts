@@ -42,6 +42,8 @@ export interface AskArgs {
   range?: Range;
   orchestration?: "single" | "lats" | "supervisor";
   wait?: boolean;
+  /** ask again in `session_id`: the session's last exchange is replaced, not kept as history */
+  regenerate?: boolean;
 }
 
 export interface ExplainArgs {
