@@ -139,9 +139,9 @@ def scratch_copy(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def run_tests(copy: Path, tests: tuple[str, ...], *, first_failure: bool) -> tuple[int, str, float]:
+def run_tests(copy: Path, tests: tuple[str, ...], *, first_failure: bool, log: Path) -> tuple[int, str, float]:
     """pytest on ``tests`` in ``copy`` with the copy's package first on the path: (exit code, the first
-    failed test or the summary line, seconds)."""
+    failed test or the summary line, seconds); its whole output goes to ``log``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rf", *tests]
@@ -149,8 +149,11 @@ def run_tests(copy: Path, tests: tuple[str, ...], *, first_failure: bool) -> tup
         argv.insert(4, "-x")
     started = time.monotonic()
     done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, text=True, check=False)
+    log.write_text(done.stdout + "\n--- stderr\n" + done.stderr)
     output = done.stdout.splitlines()
-    failed = next((ln.split(" ", 2)[1] for ln in output if ln.startswith("FAILED ")), "")
+    failed = next((ln.removeprefix("FAILED ").split(" - ", 1)[0] for ln in output if ln.startswith("FAILED ")), "")
+    if len(failed) > 110:
+        failed = failed[:110] + "…"
     summary = next((ln.strip("= ") for ln in reversed(output) if ln.startswith("=") or " passed" in ln), "")
     return done.returncode, failed or summary or "\n".join(output[-5:]), time.monotonic() - started
 
@@ -186,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
         for mutation in chosen:  # every mutation must still apply before anything runs
             mutated_source((REPO / mutation.file).read_text(), mutation)
         union = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
-        code, summary, seconds = run_tests(copy, union, first_failure=False)
-        print(f"baseline (no guard off): {summary} ({seconds:.0f} s)", file=sys.stderr)
+        code, summary, seconds = run_tests(copy, union, first_failure=False, log=scratch / "baseline.log")
+        print(f"baseline (no guard off): {summary}, exit {code} ({seconds:.0f} s)", file=sys.stderr)
         if code != 0:
+            tail = (scratch / "baseline.log").read_text().splitlines()[-30:]
+            print("\n".join(tail), file=sys.stderr)
             print("mutate.py: the tests fail without any mutation; fix that first", file=sys.stderr)
             return 2
         print("| guard switched off | what it lets through | first failing test | time |")
@@ -199,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             original = target.read_text()
             target.write_text(mutated_source(original, mutation))
             try:
-                code, summary, seconds = run_tests(copy, mutation.tests, first_failure=True)
+                code, summary, seconds = run_tests(copy, mutation.tests, first_failure=True,
+                                                   log=scratch / f"{mutation.name}.log")
             finally:
                 target.write_text(original)
             caught = code == 1

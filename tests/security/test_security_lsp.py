@@ -292,3 +292,38 @@ async def test_invalid_settings_and_a_hostile_folder_widen_nothing(
     assert not marker.exists(), "a plugin in the opened folder ran"
     assert not (ws / "data").exists() and not (ws / "cortex-data").exists()
     assert result["stop_reason"] in ("answered", "step_budget", "refused")
+
+
+# --------------------------------------------------------------------------- hidden files, read by a hostile model
+
+HIDDEN_SECRET = "sk-hidden-" + "7f3a9c"
+
+
+async def test_a_hostile_model_reads_no_hidden_file(model: ScriptedModelServer, tmp_path: Path) -> None:
+    """Reads have no review: the path guard alone keeps ``.env``, ``.git`` and a link into them from
+    the model. Each call is offered and made; the secret never reaches any model request."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("Buy milk.\n")
+    (ws / ".env").write_text(f"API_KEY={HIDDEN_SECRET}\n")
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text(f"[remote]\n\ttoken = {HIDDEN_SECRET}\n")
+    os.symlink(ws / ".env", ws / "env.txt")
+    attacks = [".env", ".git/config", "env.txt", "./.env", "sub/../.env", str(ws / ".env")]
+    plan = {"kind": "tools", "steps": ["Read notes.md with read_file"], "tools": ["read_file"]}
+    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content="Done."), contains="[read_file result]", times=None)
+    model.on(Reply(content="Done."), contains="ERROR:", times=None)
+    for path in attacks:
+        model.on(Reply(tool_calls=[call("read_file", path=path)]), contains=ROLE_EXECUTOR, times=1)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        results = [await ask(client, "Read notes.md and summarize it") for _ in attacks]
+    tried = [c["arguments"].get("path") for r in results for c in r["tool_calls"] if c["tool"] == "read_file"]
+    assert tried == attacks, tried  # every hostile read was offered, and made
+    offered = [b for b in model.chat_requests if any(t.get("function", {}).get("name") == "read_file"
+                                                      for t in b.get("tools") or [])]
+    assert len(offered) >= len(attacks)
+    assert all(not c["success"] for r in results for c in r["tool_calls"]), results
+    leaked = [json.dumps(b) for b in model.chat_requests if HIDDEN_SECRET in json.dumps(b)]
+    assert leaked == [], leaked[:1]
+    assert all(HIDDEN_SECRET not in r["answer"] for r in results)
