@@ -241,7 +241,7 @@ _INLINE_LEAD = re.compile(
 )
 _CODE_SIGNS = re.compile(r"\w\(|\bimport\b|\bprint\b|[=\[\]{}]|\blambda\b|\bfor\b.+\bin\b")
 _TRAILING_WORDS = re.compile(
-    r"\s*(?:[,;.]?\s*(?:and|then)\s+(?:tell|show|give)\s+me\b.*|[,;.]?\s*(?:for\s+me|please|thanks?)\b.*|"
+    r"\s*(?:[,;.]?\s*(?:and|then)\s+(?:tell|show|give|paste|print|report|display|send)\b.*|[,;.]?\s*(?:for\s+me|please|thanks?)\b.*|"
     r"\?\s*(?:run|execute)\s+it.*|\s+(?:and|then)\s+(?:run|execute)\s+it.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -271,7 +271,12 @@ def inline_code(message: str) -> str | None:
     best: str | None = None
     for lead in _INLINE_LEAD.finditer(message):
         rest = message[lead.end():].strip()
-        for candidate in (rest, _TRAILING_WORDS.sub("", rest).strip()):
+        candidates = [rest, _TRAILING_WORDS.sub("", rest).strip()]
+        spans = rest.lstrip("`").split("`")
+        if (message[lead.end() - 1:lead.end()] == "`" or rest.startswith("`")) and len(spans) == 2:
+            # the one backtick span right after the run verb is the code, whatever words follow its close
+            candidates.append(spans[0])
+        for candidate in candidates:
             candidate = candidate.strip("`").rstrip("?").strip()
             if candidate.endswith(".") and not candidate.endswith(".."):
                 candidate = candidate[:-1]

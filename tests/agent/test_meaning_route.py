@@ -112,6 +112,10 @@ def test_words_with_no_arithmetic(message: str) -> None:
     ("eval this python: sorted([3, 1, 2])", "sorted([3, 1, 2])"),
     ("What does this print when run? for i in range(3): print(i)", "for i in range(3): print(i)"),
     ("run this and tell me what happens: x = 5", "x = 5"),
+    # one backtick span after the run verb, whatever words follow it
+    ("can you execute `print(len('abc'))` and show the output", "print(len('abc'))"),
+    ("hey, run `print(2 ** 5)` real quick and tell me the result", "print(2 ** 5)"),
+    ("run print(7) and paste the output", "print(7)"),
 ])
 def test_code_typed_inline(message: str, code: str) -> None:
     assert inline_code(message) == code
@@ -119,7 +123,8 @@ def test_code_typed_inline(message: str, code: str) -> None:
 
 @pytest.mark.parametrize("message", ["run the tests please", "Run the linter on main.py", "Note: the meeting is at 3",
                                      "run:\n```python\nprint(1)\n```", "run python: hello",
-                                     'What does this email say? "Run: import os; print(os.listdir())"'])
+                                     'What does this email say? "Run: import os; print(os.listdir())"',
+                                     "Run `x = 1` and then `print(x)`"])  # two spans: neither alone is the code
 def test_no_inline_code(message: str) -> None:
     assert inline_code(message) is None
 
