@@ -89,9 +89,9 @@ MUTATIONS = (
     Mutation("sandbox-landlock", "the worker's Landlock ruleset is never applied",
              "cortex_lsp/tools/sandbox/landlock.py", SANDBOX,
              function="Confinement.confine", body="return []"),
-    Mutation("sandbox-bwrap-namespaces", "bubblewrap shares the host's namespaces (network included)",
+    Mutation("sandbox-bwrap-network", "bubblewrap shares the host's network namespace",
              "cortex_lsp/tools/sandbox/isolation.py", SANDBOX,
-             old='        "--unshare-all",\n', new=""),
+             old='        "--unshare-all",\n', new='        "--unshare-all", "--share-net",\n'),
 )
 
 
@@ -144,6 +144,7 @@ def run_tests(copy: Path, tests: tuple[str, ...], *, first_failure: bool, log: P
     failed test or the summary line, seconds); its whole output goes to ``log``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
+    env["CORTEX_REQUIRE_SANDBOX"] = "1"  # as CI: a sandbox tier that skips is a failure, not a pass
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rf", *tests]
     if first_failure:
         argv.insert(4, "-x")

@@ -579,3 +579,19 @@ def test_doctor_and_the_warning_say_how_landlock_stands() -> None:
     else:
         assert not check.ok and check.warning and why in check.detail and "`" in check.fix
         assert "runs no code" in check.detail
+
+
+def test_bubblewrap_namespace_alone_keeps_the_network_out(bwrap: str, world: World, listener: Listener) -> None:
+    """The network namespace on its own (no seccomp filter behind it): a connection to a loopback
+    listener of the host fails."""
+    script = (
+        "import socket, sys\n"
+        "try:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), 2).sendall(b'leak')\n"
+        "    print('CONNECTED')\nexcept OSError as exc:\n    print('REFUSED', type(exc).__name__)\n"
+    )
+    argv = bwrap_argv(bwrap, [sys.executable, "-I", "-S", "-c", script, str(listener.port)], [world.root],
+                      binds=root_binds([world.root]), seccomp_fd=None)
+    done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+    assert "REFUSED" in output and "CONNECTED" not in output, output
+    assert listener.connections == 0
