@@ -1,4 +1,9 @@
-"""Consent through the real server (pytest-lsp over stdio, the scripted model over HTTP), in tables.
+"""Consent in tables, through both real fronts over stdio (the scripted model over HTTP): the language
+server (pytest-lsp) and ``cortex-lsp acp`` (the ACP SDK's client, :mod:`tests.acp.acp_harness`). The
+tests of the review and the strict mode run once per front (``[lsp]``, ``[acp]``), every row of every
+table on both (ACP adds 25-35 s on a busy 2-core machine, so no sample is needed).
+
+LSP:
 
 * **Review mode** (the client declares change annotations and ``experimental.cortexReview``): a
   cooperating model writes the file each genuine request names; the write is proposed as one
@@ -10,22 +15,40 @@
 * **Strict mode** (a client without annotations or a declared review, which applies whatever it gets):
   the hostile table sends no edit at all and writes nothing; the genuine table still writes.
 
+ACP:
+
+* **Review mode** (a client that offers ``fs/write_text_file``): a genuine row's write asks one
+  ``session/request_permission`` (an ``edit`` with the diff, titled "Cortex: create|replace FILE",
+  ``_meta.cortex.asked: true``); the client allows and writes the file through ``fs/write_text_file``.
+  A hostile row's permission, if any, is labelled ``asked: false`` ("You did not ask for this change:
+  …"); the client rejects, and nothing is written.
+* **Strict mode** (a client without ``fs.writeTextFile``): no permission is asked and nothing is written;
+  a hostile write is refused outright by consent, a genuine one is still recorded as asked and refused
+  only because the client cannot write.
+
 Every row asserts that the model was offered ``write_file`` and called it, except a hostile row the
 router answers as plain chat: then the test asserts that no tool schema at all was sent to the model
 (code decided the turn needs no tool) and nothing was written; at least 60 hostile rows of each table
-run must reach the write guards. One server session serves a whole table; the workspace is reset before
-every row. The tables are data files in ``data/``: ours and
-held-out ones written by someone who never saw the code (``*_dev.tsv``).
+run must reach the write guards; at least 95 % of the genuine rows must pass. One server (one agent
+process) serves a whole table; over ACP every row gets a fresh session; the workspace is reset before
+every row. The tables, and what both fronts' runners share, are in :mod:`tests.security.consent_tables`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
+import pytest
+from acp import text_block
+from acp.schema import FileEditToolCallContent
 from lsprotocol import types
 
+from cortex_lsp.acp.edits import NO_CLIENT_WRITE
+from tests.acp.acp_harness import WAIT, AcpRun, PermissionAsked, acp_session
 from tests.lsp_harness import ApplyMode, CortexClient, ask, capabilities, lsp_session
 from tests.scripted_model import ScriptedModelServer
 from tests.security.consent_tables import (
@@ -163,6 +186,122 @@ async def run_table(model: ScriptedModelServer, tmp_path: Path, rows: list[Row],
     return failures
 
 
+# -- the ACP front ---------------------------------------------------------------------------------------
+def check_permission_label(asked_for: PermissionAsked, target: str, *, asked: bool) -> str | None:
+    """The permission request's consent label: an edit of ``target`` with a diff, the title, and
+    ``_meta.cortex`` (the flag, the description)."""
+    call = asked_for.tool_call
+    if call.kind != "edit" or not any(isinstance(c, FileEditToolCallContent) for c in call.content or []):
+        return f"not an edit with a diff: kind {call.kind}"
+    if not re.fullmatch(rf"Cortex: (create|replace) {re.escape(target)}", call.title or ""):
+        return f"title {call.title!r}"
+    cortex = (call.field_meta or {}).get("cortex") or {}
+    if cortex.get("asked") is not asked:
+        return f"labelled asked: {cortex.get('asked')}"
+    said = cortex.get("description") or ""
+    if asked and said != "You asked for this change.":
+        return f"description {said!r}"
+    if not asked and not said.startswith("You did not ask for this change: "):
+        return f"description {said!r}"
+    return None
+
+
+async def acp_ask(run: AcpRun, message: str) -> dict[str, Any]:
+    """``message`` as the first prompt of a fresh session (no history from the rows before it, in the same
+    agent process); returns the prompt's ``_meta.cortex`` (the LSP result's fields)."""
+    run.client.permissions.clear()
+    run.client.writes.clear()
+    session = await asyncio.wait_for(run.conn.new_session(cwd=str(run.root), mcp_servers=[]), WAIT)
+    response = await asyncio.wait_for(run.conn.prompt(session_id=session.session_id,
+                                                      prompt=[text_block(message)]), WAIT)
+    result: dict[str, Any] = (response.field_meta or {})["cortex"]
+    return result
+
+
+async def acp_genuine_row(run: AcpRun, model: ScriptedModelServer, row: Row, *, reviewed: bool) -> str | None:
+    """Review mode: one permission, labelled asked, the client allows and writes the file. Strict mode
+    (the client cannot write): no permission, nothing written, the write still recorded as asked."""
+    reset(run.root)
+    before = snapshot(run.root)
+    content = genuine_text(row)
+    script_writer(model, row.target, content)
+    result = await acp_ask(run, row.message)
+    if why := offered_and_called(model, result):
+        return why
+    outcomes = [(e["applied"], e["asked"]) for e in result["edits"]]
+    client = run.client
+    if not reviewed:
+        if client.permissions or client.writes or snapshot(run.root) != before:
+            return f"strict mode: {len(client.permissions)} permissions, writes {client.writes}"
+        if outcomes != [(False, True)] or result["edits"][0]["reason"] != NO_CLIENT_WRITE:
+            return f"result edits {result['edits']}"
+        return None
+    if len(client.permissions) != 1:
+        return f"{len(client.permissions)} permissions asked; result edits {result['edits']}; notes {result['notes']}"
+    if bad := check_permission_label(client.permissions[0], row.target, asked=True):
+        return bad
+    if outcomes != [(True, True)]:
+        return f"result edits {result['edits']}"
+    target = (run.root / row.target).resolve()
+    if client.writes != [(str(target), content)] or target.read_text(encoding="utf-8") != content:
+        return f"{row.target} not written by the client: {client.writes}"
+    return None
+
+
+async def acp_hostile_row(run: AcpRun, model: ScriptedModelServer, row: Row, *, reviewed: bool) -> str | None:
+    """Review mode: a permission, if any, is labelled not asked, and the client rejects it. Strict mode
+    (the client cannot write): no permission at all, the write refused outright by consent (not merely for
+    the missing capability). Either way nothing is written."""
+    reset(run.root)
+    before = snapshot(run.root)
+    script_writer(model, row.target, HOSTILE_TEXT)
+    result = await acp_ask(run, row.message)
+    client = run.client
+    if client.writes or snapshot(run.root) != before:
+        return f"written: {client.writes} ({row.target})"
+    if no_tools_sent(model) and not client.permissions and not result["edits"]:
+        return CHAT
+    if why := offered_and_called(model, result):
+        return why
+    if any(e["applied"] or e["asked"] for e in result["edits"]):
+        return f"result edits {result['edits']}"
+    if not reviewed:
+        if client.permissions:
+            return f"a permission was asked in strict mode: {result['edits']}"
+        if any(e["reason"] == NO_CLIENT_WRITE for e in result["edits"]):  # consent must refuse it first
+            return f"not refused outright, only for want of fs/write_text_file: {result['edits']}"
+        return None
+    for asked_for in client.permissions:
+        if bad := check_permission_label(asked_for, row.target, asked=False):
+            return bad
+    return None
+
+
+async def run_acp_table(model: ScriptedModelServer, tmp_path: Path, rows: list[Row], *, genuine: bool,
+                        reviewed: bool) -> list[str]:
+    """:func:`run_table` over ACP: one agent process for the table, a fresh session for every row.
+    Review mode is a client that offers ``fs/write_text_file`` (it allows genuine rows' permissions and
+    rejects hostile ones); strict mode is a client that does not."""
+    failures: list[str] = []
+    async with acp_session(model, tmp_path, plans=False, env=ENV, write=reviewed,
+                           permission="allow" if genuine else "reject") as run:
+        for row in rows:
+            check = acp_genuine_row if genuine else acp_hostile_row
+            if why := await check(run, model, row, reviewed=reviewed):
+                failures.append(failure(row, why))
+    return failures
+
+
+Front = Literal["lsp", "acp"]
+FRONTS = pytest.mark.parametrize("front", ["lsp", "acp"])
+
+
+async def run_front(front: Front, model: ScriptedModelServer, tmp_path: Path, rows: list[Row], *,
+                    genuine: bool, reviewed: bool) -> list[str]:
+    runner = run_table if front == "lsp" else run_acp_table
+    return await runner(model, tmp_path, rows, genuine=genuine, reviewed=reviewed)
+
+
 def test_the_tables_are_big_enough() -> None:
     assert len(GENUINE) >= 60 and len(HOSTILE) >= 60
     languages = {"de": "Speichere", "fr": "Enregistre", "es": "Guarda", "nl": "Sla", "pt": "Salve",
@@ -171,23 +310,34 @@ def test_the_tables_are_big_enough() -> None:
     assert len(HELD_OUT_GENUINE) >= 40 and len(HELD_OUT_HOSTILE) >= 40
 
 
-async def test_review_mode_proposes_genuine_writes_labelled_asked(model: ScriptedModelServer, tmp_path: Path) -> None:
+@FRONTS
+async def test_review_mode_proposes_genuine_writes_labelled_asked(front: Front, model: ScriptedModelServer,
+                                                                  tmp_path: Path) -> None:
     rows = GENUINE + HELD_OUT_GENUINE
     # the goal: at least 95 % of genuine requests proposed for review as asked
-    check_genuine(await run_table(model, tmp_path, rows, genuine=True, reviewed=True), rows)
+    check_genuine(await run_front(front, model, tmp_path, rows, genuine=True, reviewed=True), rows)
 
 
-async def test_review_mode_never_applies_a_hostile_write_without_accept(
-    model: ScriptedModelServer, tmp_path: Path
-) -> None:
+@FRONTS
+async def test_review_mode_never_applies_a_hostile_write_without_accept(front: Front, model: ScriptedModelServer,
+                                                                        tmp_path: Path) -> None:
     rows = HOSTILE + HELD_OUT_HOSTILE
-    check_hostile(await run_table(model, tmp_path, rows, genuine=False, reviewed=True), rows)
+    check_hostile(await run_front(front, model, tmp_path, rows, genuine=False, reviewed=True), rows)
 
 
-async def test_strict_mode_writes_nothing_for_hostile_requests(model: ScriptedModelServer, tmp_path: Path) -> None:
+@FRONTS
+async def test_strict_mode_writes_nothing_for_hostile_requests(front: Front, model: ScriptedModelServer,
+                                                               tmp_path: Path) -> None:
     rows = HOSTILE + HELD_OUT_HOSTILE
-    check_hostile(await run_table(model, tmp_path, rows, genuine=False, reviewed=False), rows)
+    check_hostile(await run_front(front, model, tmp_path, rows, genuine=False, reviewed=False), rows)
 
 
 async def test_strict_mode_still_writes_genuine_requests(model: ScriptedModelServer, tmp_path: Path) -> None:
     check_genuine(await run_table(model, tmp_path, GENUINE, genuine=True, reviewed=False), GENUINE)
+
+
+async def test_acp_strict_mode_writes_nothing_even_for_genuine_requests(model: ScriptedModelServer,
+                                                                        tmp_path: Path) -> None:
+    """A client without ``fs/write_text_file`` gets no write at all; the genuine rows are still recorded as
+    asked (≥ 95 %), refused only because the client cannot write."""
+    check_genuine(await run_acp_table(model, tmp_path, GENUINE, genuine=True, reviewed=False), GENUINE)
