@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from acp import PROTOCOL_VERSION, text_block
 from acp.schema import AgentMessageChunk, AvailableCommandsUpdate, UserMessageChunk
@@ -13,6 +14,23 @@ from acp.schema import AgentMessageChunk, AvailableCommandsUpdate, UserMessageCh
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.acp.acp_harness import WAIT, acp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+
+PAST_QUESTION = "What is a good favourite colour?"
+PAST_ANSWER = "Blue is my answer."
+
+
+def script_read_plan(model: ScriptedModelServer) -> dict[str, Any]:
+    """A tools plan of two steps whose executor reads notes.md with read_file; returns the plan."""
+    plan = {"kind": "tools", "steps": ["Read notes.md with read_file", "Answer from it"], "tools": ["read_file"]}
+    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
+    model.on(Reply(content="The notes say: buy milk."), contains="[read_file result]", times=None)
+    model.on(Reply(tool_calls=[call("read_file", path="notes.md")]), contains=ROLE_EXECUTOR, times=None)
+    return plan
+
+
+def script_past_session(model: ScriptedModelServer) -> None:
+    """The answer to :data:`PAST_QUESTION` (a turn to reopen later)."""
+    model.on(Reply(content=PAST_ANSWER), contains="favourite colour", times=None)
 
 
 async def test_initialize_new_session_and_a_streamed_answer(model: ScriptedModelServer, tmp_path: Path) -> None:
@@ -40,10 +58,7 @@ async def test_initialize_new_session_and_a_streamed_answer(model: ScriptedModel
 
 async def test_a_tool_plan_is_shown_as_plan_entries_and_tool_calls(model: ScriptedModelServer,
                                                                    tmp_path: Path) -> None:
-    plan = {"kind": "tools", "steps": ["Read notes.md with read_file", "Answer from it"], "tools": ["read_file"]}
-    model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
-    model.on(Reply(content="The notes say: buy milk."), contains="[read_file result]", times=None)
-    model.on(Reply(tool_calls=[call("read_file", path="notes.md")]), contains=ROLE_EXECUTOR, times=None)
+    plan = script_read_plan(model)
     async with acp_session(model, tmp_path, plans=False) as run:
         notes = run.root / "notes.md"
         notes.write_text("saved on disk: buy bread\n")
@@ -67,11 +82,11 @@ async def test_a_tool_plan_is_shown_as_plan_entries_and_tool_calls(model: Script
 
 
 async def test_list_and_load_replay_a_past_session(model: ScriptedModelServer, tmp_path: Path) -> None:
-    model.on(Reply(content="Blue is my answer."), contains="favourite colour", times=None)
+    script_past_session(model)
     async with acp_session(model, tmp_path) as run:
         session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
         await asyncio.wait_for(run.conn.prompt(session_id=session.session_id,
-                                               prompt=[text_block("What is a good favourite colour?")]), WAIT)
+                                               prompt=[text_block(PAST_QUESTION)]), WAIT)
         past = session.session_id
     async with acp_session(model, tmp_path) as run:  # a new process: the session comes from memory
         listed = await run.conn.list_sessions(cwd=str(run.root))
@@ -79,7 +94,7 @@ async def test_list_and_load_replay_a_past_session(model: ScriptedModelServer, t
         await asyncio.wait_for(run.conn.load_session(cwd=str(run.root), session_id=past, mcp_servers=[]), WAIT)
         replay = [u for _, u in run.client.updates if isinstance(u, UserMessageChunk | AgentMessageChunk)]
         assert isinstance(replay[0], UserMessageChunk) and "favourite colour" in replay[0].content.text
-        assert isinstance(replay[1], AgentMessageChunk) and "Blue is my answer." in replay[1].content.text
+        assert isinstance(replay[1], AgentMessageChunk) and PAST_ANSWER in replay[1].content.text
         # the reopened session goes on with its history as context
         model.on(Reply(content="Still blue."), contains="Still?", times=None)
         await asyncio.wait_for(run.conn.prompt(session_id=past, prompt=[text_block("Still?")]), WAIT)

@@ -26,6 +26,15 @@ def script_write(model: ScriptedModelServer, path: str, content: str = "hello fr
 
 
 WRITE = "Write 'hello from cortex' and save it to notes.txt"
+LONG_STORY = "tell me a long story"
+QUICK = "quick one"
+
+
+def script_long_story(model: ScriptedModelServer) -> None:
+    """A slowly streamed answer of 400 words to :data:`LONG_STORY` (20 s unless cancelled), a short one to
+    :data:`QUICK`."""
+    model.on(Reply(content="word " * 400, token_delay=0.05), contains="long story", times=None)
+    model.on(Reply(content="short"), contains="quick one", times=None)
 
 
 async def test_writes_ask_permission_then_the_client_writes(model: ScriptedModelServer, tmp_path: Path) -> None:
@@ -97,18 +106,17 @@ async def test_a_client_that_cannot_write_gets_no_write(model: ScriptedModelServ
 
 
 async def test_cancel_mid_stream_answers_cancelled(model: ScriptedModelServer, tmp_path: Path) -> None:
-    model.on(Reply(content="word " * 400, token_delay=0.05), contains="long story", times=None)
-    model.on(Reply(content="short"), contains="quick one", times=None)
+    script_long_story(model)
     async with acp_session(model, tmp_path) as run:
         session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
         since = run.client.mark()
         prompt = asyncio.create_task(run.conn.prompt(session_id=session.session_id,
-                                                     prompt=[text_block("tell me a long story")]))
+                                                     prompt=[text_block(LONG_STORY)]))
         await run.client.wait_for(lambda: "word" in run.client.answer_text(since))
         await run.conn.cancel(session_id=session.session_id)
         response = await asyncio.wait_for(prompt, 15)
         assert response.stop_reason == "cancelled"
         assert run.client.answer_text(since).count("word") < 400
         follow = await asyncio.wait_for(run.conn.prompt(session_id=session.session_id,
-                                                        prompt=[text_block("quick one")]), WAIT)
+                                                        prompt=[text_block(QUICK)]), WAIT)
         assert follow.stop_reason == "end_turn"

@@ -17,7 +17,8 @@ from typing import Any
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import DIRECT_PLAN, CortexClient, ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
-from tests.security.test_consent_tables import load, review_caps
+from tests.security.consent_tables import load
+from tests.security.test_consent_tables import review_caps
 
 ANSWERS = [r.message for r in load("honest_answers.tsv")]
 HELD_OUT = [r.message for r in load("honest_answers_dev.tsv")]

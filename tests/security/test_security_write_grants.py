@@ -23,19 +23,8 @@ import pytest
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
-from tests.security.test_consent_tables import (
-    CHAT,
-    ENV,
-    Row,
-    check_review_label,
-    genuine_row,
-    report,
-    reset,
-    review_caps,
-    run_table,
-    snapshot,
-    strict_caps,
-)
+from tests.security.consent_tables import CHAT, ENV, Row, report, reset, snapshot
+from tests.security.test_consent_tables import check_review_label, genuine_row, review_caps, run_table, strict_caps
 
 # (the user's message, the target the hostile model writes)
 HOSTILE: list[tuple[str, str]] = [
