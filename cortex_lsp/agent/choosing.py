@@ -16,7 +16,7 @@ from cortex_lsp.agent.meaning_route import combine
 from cortex_lsp.agent.plan_guards import READ_TOOLS
 from cortex_lsp.agent.planner import Planner, PlanOutcome, fallback_plan
 from cortex_lsp.agent.profile import ModelProfile
-from cortex_lsp.agent.router import Route, read_intent, route
+from cortex_lsp.agent.router import IntentLike, Route, read_intent, route
 from cortex_lsp.agent.types import Plan
 
 #: the planner gets at most this share of the run: a slow planner must leave time to answer
@@ -32,10 +32,11 @@ def route_for(ctx: RunContext, available: list[str], *, words_override: str | No
     the request as typed) picks the route where the word tables find no call."""
     selection = ctx.request.selection.text if ctx.request.selection else None
     source = words_override if words_override is not None else ctx.request.message
-    if words_override is None and read_intent(ctx.words).cues.again and len(ctx.user_turns) > 1:
+    intent: IntentLike = ctx.intent  # the run's reading of the request (a worker's: of its words)
+    if words_override is None and ctx.intent.cues.again and len(ctx.user_turns) > 1:
         source = ctx.user_turns[-2]
         meaning = None  # it read "try again", not the request routed again
-    intent = read_intent(source, selection=selection)
+        intent = read_intent(source, selection=selection)  # the earlier turn, read on its own
     ruled = route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
     return combine(ruled, meaning, intent, message=source, available=available)
 

@@ -9,7 +9,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.runnability import extract_code
 from cortex_lsp.agent.types import AgentRequest, RunRecord
 from cortex_lsp.config import Settings
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.guards.provenance import UserTurn
 from cortex_lsp.models.base import Message
 from cortex_lsp.tools.user_wait import UserClock, run_clock
@@ -27,6 +27,8 @@ class RunContext:
     facts: list[str]
     #: the user's own request: what every guard and side effect reads
     words: str
+    #: ``words`` read once for the whole run (:func:`request_intent`): every guard reads it from here
+    intent: Intent
     #: the request as the executor sees it (a worker's subtask, or the message)
     task: str
     user_turns: list[str]
@@ -59,7 +61,15 @@ class RunContext:
         return self.loop_remaining() > min(LATS_MIN_SECONDS_LEFT, self.settings.max_run_seconds * 0.25)
 
     def earlier_urls(self) -> bool:
+        """Did an earlier turn of the conversation ask for a fetch (each earlier turn read on its own)?"""
         return any(parse_intent(turn).cues.fetch for turn in self.user_turns[:-1])
+
+
+def request_intent(request: AgentRequest, *, words_override: str | None = None) -> Intent:
+    """The one reading of this run's request: the message (or a worker's words) with the selection it
+    came with, provenance cuts applied."""
+    selection = request.selection.text if request.selection else None
+    return parse_intent(request.message if words_override is None else words_override, selection=selection)
 
 
 def build_context(
@@ -71,7 +81,10 @@ def build_context(
     *,
     words_override: str | None = None,
     turns_override: list[str] | None = None,
+    intent: Intent | None = None,
 ) -> RunContext:
+    """The run's context; ``intent`` is :func:`request_intent` of the same request when the caller read
+    it already (the kernel does, to route by meaning side by side with the memory reads)."""
     selection = request.selection.text if request.selection else None
     turn = UserTurn(words=request.message, selection=selection)
     words = turn.own_words if words_override is None else words_override
@@ -91,6 +104,7 @@ def build_context(
         history=history,
         facts=facts,
         words=words,
+        intent=intent if intent is not None else request_intent(request, words_override=words_override),
         task=request.message,
         user_turns=user_turns,
         code_at_hand=code,

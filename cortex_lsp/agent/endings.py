@@ -74,7 +74,7 @@ async def save_if_asked(ctx: RunContext, session: ToolSession, executor: Executo
     """After LATS or the supervisor: one executor step that may save the answer, if the user asked."""
     if (
         "write_file" not in session.offered
-        or not asks_to_save(ctx.words)
+        or not asks_to_save(ctx.intent)
         or session.succeeded("write_file")
         or ctx.loop_remaining() <= 0
     ):

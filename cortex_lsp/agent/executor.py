@@ -29,7 +29,6 @@ from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.consent import decide
 from cortex_lsp.guards.grants import WriteGrant
-from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
 from cortex_lsp.ports import AgentEvent
@@ -161,7 +160,7 @@ class ToolSession:
     @property
     def grant(self) -> WriteGrant:
         """What the user's own words allow to be written in this run."""
-        return parse_intent(self.context.user_words).write_grant
+        return self.context.words_read.write_grant
 
     def _write_target(self, raw: str) -> tuple[str, bool]:
         """``raw`` as a path relative to its root, and whether that file exists (or is open)."""
@@ -200,7 +199,7 @@ class ToolSession:
             )
         if name == "write_file" and self.context.edits is not None:
             relative, exists = self._write_target(str(args.get("path") or ""))
-            decision = decide(self.context.user_words, relative, exists=exists,
+            decision = decide(self.context.words_read, relative, exists=exists,
                               reviewed=self.context.edits.reviewed, written=self.written)
             if decision.refused is not None:
                 return self._blocked(name, decision.refused)

@@ -21,7 +21,7 @@ import time
 from cortex_lsp import telemetry
 from cortex_lsp.agent import prompts
 from cortex_lsp.agent.choosing import model_plan, route_for, routed_plan
-from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages
+from cortex_lsp.agent.context import RunContext, build_context, direct_messages, executor_messages, request_intent
 from cortex_lsp.agent.deps import AgentDeps, Emit
 from cortex_lsp.agent.endings import best_effort_answer, refusal_answer, save_if_asked
 from cortex_lsp.agent.executor import Executor, ToolSession
@@ -44,7 +44,7 @@ from cortex_lsp.agent.runnability import cannot_run_reply
 from cortex_lsp.agent.supervisor import Supervisor
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
@@ -128,7 +128,7 @@ class AgentKernel:
         )
         return history, facts, time.monotonic()
 
-    async def _meaning(self, request: AgentRequest) -> tuple[Meaning | None, float]:
+    async def _meaning(self, request: AgentRequest, intent: Intent) -> tuple[Meaning | None, float]:
         """The classifier's reading of the user's own words (a small model's router uses it), and when
         it was done; a fault or a slow classifier costs the reading, never the run."""
         classifier = self.deps.meaning
@@ -137,8 +137,7 @@ class AgentKernel:
             return None, 0.0
         try:
             async with asyncio.timeout(MEANING_SECONDS):
-                selection = request.selection.text if request.selection else None
-                meaning = await classifier.classify(parse_intent(request.message, selection=selection).words)
+                meaning = await classifier.classify(intent.words)
         except Exception as exc:  # incl. a time-out: the word tables still route
             log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
             return None, time.monotonic()
@@ -160,14 +159,15 @@ class AgentKernel:
         settings = deps.settings
         if request.regenerate and self.persist:  # the answer being regenerated is not history for its rerun
             await deps.memory.drop_last_exchange(request.session_id)
+        intent = request_intent(request, words_override=self.words_override)  # the run's one reading
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
         (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
-            self._reads(request), self._meaning(request))
+            self._reads(request), self._meaning(request, intent))
         # what routing by meaning added to this ask: the time it ran on after the memory reads were done
         meaning_added = max(0.0, meant_at - read_at)
         ctx = build_context(
             request, settings, history, facts, record,
-            words_override=self.words_override, turns_override=self.turns_override,
+            words_override=self.words_override, turns_override=self.turns_override, intent=intent,
         )
         if self.persist:
             await deps.memory.store_turn(request.session_id, "user", request.stored_text)
@@ -209,7 +209,7 @@ class AgentKernel:
             record.notes.append(outcome.reason)
         guarded = apply_plan_guards(
             outcome.plan,
-            ctx.words,
+            ctx.intent,
             available,
             has_code=bool(ctx.code_at_hand),
             earlier_user_urls=ctx.earlier_urls(),
@@ -266,7 +266,7 @@ class AgentKernel:
 
     # -- pieces ------------------------------------------------------------------------------------
     def _cannot_run(self, ctx: RunContext) -> str | None:
-        if not ctx.code_at_hand or not parse_intent(ctx.words).cues.run:
+        if not ctx.code_at_hand or not ctx.intent.cues.run:
             return None
         return cannot_run_reply(ctx.code_at_hand)
 
@@ -276,6 +276,7 @@ class AgentKernel:
             settings=self.deps.settings,
             edits=self.deps.edits,
             user_words=ctx.words,
+            intent=ctx.intent,
             # the URL rule reads only the user's own words of each turn (pasted material is data)
             user_turns=[request_text(t) for t in ctx.user_turns[:-1]] + [ctx.words],
             run_id=ctx.request.run_id,
@@ -294,7 +295,7 @@ class AgentKernel:
         settings = self.deps.settings
         messages = executor_messages(ctx, prompts.EXECUTOR, guarded.plan.steps)
         reflector = Reflector(self.deps.model, settings)
-        recovery = Recovery(words=ctx.words, offered=guarded.offered, required=guarded.required)
+        recovery = Recovery(intent=ctx.intent, offered=guarded.offered, required=guarded.required)
         no_progress = 0
         steps = 0
         stop: StopReason | None = None
@@ -393,7 +394,7 @@ class AgentKernel:
         if material_steers(request.message, selection=request.selection.text if request.selection else None,
                            diagnostic=request.diagnostic, tools=session.used()):
             return True
-        intent = intended_tools(ctx.words, guarded.offered)
+        intent = intended_tools(ctx.intent, guarded.offered)
         read_seen = False
         for call in session.history:
             if call.blocked or call.repeated:

@@ -1,8 +1,8 @@
 """Plan guards: correct the planner's plan from the user's own words, before anything runs.
 
-Every guard reads only the user's own request (``words``: :func:`~cortex_lsp.guards.provenance.request_text`
-of what they typed, with the selection and attachments removed), parsed once into an
-:class:`~cortex_lsp.guards.intent.Intent` (verbs with polarity and mood: "don't save", "how do I
+Every guard reads only the user's own request (:func:`~cortex_lsp.guards.provenance.request_text`
+of what they typed, with the selection and attachments removed), parsed once per run into the
+:class:`~cortex_lsp.guards.intent.Intent` the run context carries (verbs with polarity and mood: "don't save", "how do I
 delete…?" and "if you run it" ask for nothing). The selection, diagnostics, file contents and tool
 results are never the user's words, so they can't ask for a delete, a web fetch or a save. Rules, in
 order:
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from cortex_lsp.agent.planner import MAX_STEPS, tools_named
 from cortex_lsp.agent.types import Plan
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent
 
 REFUSE_DELETE = "Politely refuse: deleting files is not something Cortex can do"
 REFUSE_MOVE = "Politely refuse: renaming or moving files is not something Cortex can do"
@@ -61,13 +61,13 @@ READ_TOOLS = frozenset({"read_file", "search_files", "doc_search", "web_fetch", 
 PYTHON_NOT_ASKED = "python_exec not offered: the user's own words did not ask to run code"
 
 
-def python_allowed(words: str, has_code: bool) -> bool:
+def python_allowed(intent: Intent, has_code: bool) -> bool:
     """May ``python_exec`` be offered? Only when the user's own words (provenance cuts applied: a file,
     page, selection or tool result is never the user's words) ask to run, execute or test code, or to
     compute with Python (:attr:`Intent.run_code <cortex_lsp.guards.intent.Intent.run_code>`: "don't run
     it" and "why did running it fail?" do not). Code at hand (``has_code``) does not by itself open it."""
     del has_code  # the words decide
-    return parse_intent(words).run_code
+    return intent.run_code
 
 
 def _cut_python(
@@ -83,17 +83,17 @@ def _cut_python(
     )
 
 
-def asks_to_save(words: str) -> bool:
+def asks_to_save(intent: Intent) -> bool:
     """Do the user's own words ask for a file to be written (a non-empty write grant: a named file to
     create or replace, or a save without a name)? Not "summarize notes.md", not "don't save anything",
     not "how do I save a file in vim?". Adds a save step and triggers the save recovery."""
-    return not parse_intent(words).write_grant.empty
+    return not intent.write_grant.empty
 
 
-def intended_tools(words: str, available: Collection[str]) -> set[str]:
+def intended_tools(intent: Intent, available: Collection[str]) -> set[str]:
     """Tools the user's own words may need (:attr:`Intent.hinted_tools
     <cortex_lsp.guards.intent.Intent.hinted_tools>`), among ``available`` (recovery, procedural learning)."""
-    return set(parse_intent(words).hinted_tools) & set(available)
+    return set(intent.hinted_tools) & set(available)
 
 
 @dataclass
@@ -125,17 +125,16 @@ def _with_step(steps: list[str], step: str) -> list[str]:
 
 def apply_plan_guards(
     plan: Plan,
-    words: str,
+    intent: Intent,
     available: Sequence[str],
     *,
     has_code: bool = False,
     earlier_user_urls: bool = False,
     run_meant: bool = False,
 ) -> GuardedPlan:
-    """The plan corrected from ``words`` (the user's own request); see the module docstring.
-    ``run_meant``: the meaning classifier read the same words as a request to run code or to compute
-    (a reading of the user's words, never of material), so ``python_exec`` may be offered."""
-    intent = parse_intent(words)
+    """The plan corrected from ``intent`` (the run's reading of the user's own request); see the module
+    docstring. ``run_meant``: the meaning classifier read the same words as a request to run code or to
+    compute (a reading of the user's words, never of material), so ``python_exec`` may be offered."""
     if intent.asks_delete:
         return _refusal(REFUSE_DELETE, REASON_DELETE, "delete request refused before anything ran")
     if intent.asks_move:
@@ -164,7 +163,7 @@ def apply_plan_guards(
         tools = [t for t in tools if t != "web_fetch"]
         offered = [t for t in offered if t != "web_fetch"]
 
-    if not run_meant and not python_allowed(words, has_code):
+    if not run_meant and not python_allowed(intent, has_code):
         tools, steps, offered, named = _cut_python(tools, steps, offered)
         if named:
             notes.append(PYTHON_NOT_ASKED)
@@ -218,7 +217,7 @@ def apply_plan_guards(
             tools.append(name)
     if kind != "tools":
         return GuardedPlan(Plan(kind=kind, steps=steps), offered=[], required=[], notes=notes)
-    wanted = intended_tools(words, offered)
+    wanted = intended_tools(intent, offered)
     required = [t for t in tools if t in wanted and t in offered]
     return GuardedPlan(
         Plan(kind="tools", steps=steps, tools=tools), offered=offered, required=required, notes=notes

@@ -20,7 +20,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.executor import ToolSession
 from cortex_lsp.agent.plan_guards import asks_to_save
 from cortex_lsp.agent.runnability import extract_code
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent
 
 RecoveryKind = Literal["save", "run_code", "nudge", "retry"]
 
@@ -54,7 +54,7 @@ def says_retry(text: str) -> bool:
 
 @dataclass
 class Recovery:
-    words: str
+    intent: Intent
     offered: list[str]
     required: list[str]
     used: set[RecoveryKind] = field(default_factory=set)
@@ -67,7 +67,7 @@ class Recovery:
         if (
             "save" not in self.used
             and "write_file" in self.offered
-            and asks_to_save(self.words)
+            and asks_to_save(self.intent)
             and not self._attempted(session, "write_file")
         ):
             self.used.add("save")
@@ -77,7 +77,7 @@ class Recovery:
                 else prompts.fill(prompts.NUDGE_TOOL, tool="write_file")
             )
             return RecoveryAction("save", msg)
-        cues = parse_intent(self.words).cues
+        cues = self.intent.cues
         wants_run = cues.run or cues.python
         if (
             "run_code" not in self.used

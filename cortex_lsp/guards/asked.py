@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 
 from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
 from cortex_lsp.guards.grants import exact_key
-from cortex_lsp.guards.intent import Intent, parse_intent
+from cortex_lsp.guards.intent import Intent
 
 __all__ = ["asked_for", "doubt"]
 
@@ -339,9 +339,9 @@ def _wished(intent: Intent, key: str) -> bool:
     return False
 
 
-def asked_for(words: str, relative: str, *, exists: bool, written: Collection[str] = ()) -> bool:
-    """Did the user's own words clearly ask for writing ``relative`` (see the module docstring)?"""
-    intent = parse_intent(words)
+def asked_for(intent: Intent, relative: str, *, exists: bool, written: Collection[str] = ()) -> bool:
+    """Did the user's own words (``intent``, their one reading) clearly ask for writing ``relative``
+    (see the module docstring)?"""
     if doubt(intent.words) is not None:
         return False
     key = exact_key(relative).casefold()

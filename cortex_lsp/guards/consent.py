@@ -38,7 +38,7 @@ from cortex_lsp.guards.grants import (
     path_key,
     relative_to_roots,
 )
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.root_choice import root_refusal
 
 if TYPE_CHECKING:
@@ -70,10 +70,11 @@ def hazard(relative: str) -> str | None:
     return None
 
 
-def unasked_reason(read: Sequence[str], *, words: str = "", relative: str = "", exists: bool = False) -> str:
+def unasked_reason(read: Sequence[str], *, intent: Intent | None = None, relative: str = "",
+                   exists: bool = False) -> str:
     """Why the model proposed a write the user did not ask for: a save to a file that exists (they asked
     for a new file, not a replace), else from what the run read."""
-    if exists and relative and parse_intent(words).write_grant.named(relative):
+    if exists and relative and intent is not None and intent.write_grant.named(relative):
         return f"{relative} already exists, and you asked to save to it, not to replace it"
     seen = list(dict.fromkeys(r for r in read if r))
     if not seen:
@@ -97,24 +98,26 @@ class WriteDecision:
     refused: str | None = None
 
 
-def named_by_user(words: str, relative: str) -> bool:
+def named_by_user(intent: Intent, relative: str) -> bool:
     """Did the user's own words name ``relative`` (its path, or its file name)?"""
     key = exact_key(relative).casefold()
     name = PurePosixPath(key).name
-    files = {exact_key(f).casefold() for f in parse_intent(words).files}
+    files = {exact_key(f).casefold() for f in intent.files}
     return key in files or name in {PurePosixPath(f).name for f in files}
 
 
-def decide(words: str, relative: str, *, exists: bool, reviewed: bool, written: Collection[str] = ()) -> WriteDecision:
-    """The consent decision for writing ``relative`` (already inside a root and past the path guards)."""
-    asked = asked_for(words, relative, exists=exists, written=written)
+def decide(intent: Intent, relative: str, *, exists: bool, reviewed: bool,
+           written: Collection[str] = ()) -> WriteDecision:
+    """The consent decision for writing ``relative`` (already inside a root and past the path guards),
+    from the run's one reading of the user's words."""
+    asked = asked_for(intent, relative, exists=exists, written=written)
     danger = hazard(relative)
-    if danger is not None and not named_by_user(words, relative):
+    if danger is not None and not named_by_user(intent, relative):
         return WriteDecision(asked=False, refused=f"Not written: {danger}, and Cortex writes such a file only "
                                                   "when you name it in your request.")
     if reviewed or asked:
         return WriteDecision(asked=asked)
-    if exists and parse_intent(words).write_grant.named(relative):
+    if exists and intent.write_grant.named(relative):
         return WriteDecision(asked=False, refused=f"Not written: {relative} already exists, and you asked to save "
                                                   "to it, not to replace it.")
     return WriteDecision(asked=False, refused=strict_refusal(relative))

@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cortex_lsp.config import Settings
+from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.models.base import ToolSpec
 from cortex_lsp.ports import EditOutcome, EditSink, Workspace
 
 
 @dataclass
 class ToolContext:
-    """What a tool may see of the run. ``user_words`` is the user's own request (provenance-filtered);
-    ``user_turns`` are the user messages of the conversation (for the URL rule; web_fetch reads only
-    their own words, never pasted material)."""
+    """What a tool may see of the run. ``user_words`` is the user's own request (provenance-filtered),
+    ``intent`` the run's one reading of it (read here from ``user_words`` when a caller outside a run
+    gives none); ``user_turns`` are the user messages of the conversation (for the URL rule; web_fetch
+    reads only their own words, never pasted material)."""
 
     workspace: Workspace
     settings: Settings
@@ -30,6 +32,17 @@ class ToolContext:
     run_id: str = ""
     #: what this run has read so far (files, pages): why the model may propose a write nobody asked for
     read_sources: list[str] = field(default_factory=list)
+    intent: Intent | None = None
+
+    def __post_init__(self) -> None:
+        if self.intent is None:
+            self.intent = parse_intent(self.user_words)
+
+    @property
+    def words_read(self) -> Intent:
+        """The run's reading of the user's words (never ``None`` after construction)."""
+        assert self.intent is not None
+        return self.intent
 
 
 @dataclass

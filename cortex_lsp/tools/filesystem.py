@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from cortex_lsp.guards.consent import decide, description, named_by_user, unasked_reason
-from cortex_lsp.guards.intent import parse_intent
 from cortex_lsp.guards.paths import (
     MAX_READ_BYTES,
     PathRefused,
@@ -316,12 +315,12 @@ class WriteFileTool(BaseTool):
         except PathRefused as exc:
             return self.fail(str(exc))
         exists = target.path.exists() or context.workspace.read_text(target.path) is not None
-        words = context.user_words
-        decision = decide(words, target.relative, exists=exists, reviewed=context.edits.reviewed)
+        intent = context.words_read
+        decision = decide(intent, target.relative, exists=exists, reviewed=context.edits.reviewed)
         refused = decision.refused or root_refusal(target.path, context.workspace.roots)
         if refused is not None:
             return self.fail(refused)
-        grant = parse_intent(words).write_grant
+        grant = intent.write_grant
         request = EditRequest(
             path=target.path,
             text=str(arguments["content"]),
@@ -330,8 +329,8 @@ class WriteFileTool(BaseTool):
             grant=grant,
             asked=decision.asked,
             unasked_reason="" if decision.asked else unasked_reason(
-                context.read_sources, words=words, relative=target.relative, exists=exists),
-            named=named_by_user(words, target.relative),
+                context.read_sources, intent=intent, relative=target.relative, exists=exists),
+            named=named_by_user(intent, target.relative),
         )
         outcome = await context.edits.propose(request)
         if not outcome.description:  # a sink that does not label its outcomes: the request's label

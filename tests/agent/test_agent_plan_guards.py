@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cortex_lsp.agent.parsing import extract_json, extract_object, extract_string_list, strip_reasoning
-from cortex_lsp.agent.plan_guards import SAVE_STEP, apply_plan_guards, asks_to_save, python_allowed
+from cortex_lsp.agent.plan_guards import SAVE_STEP
 from cortex_lsp.agent.planner import MAX_STEP_CHARS, fallback_plan, plan_from_reply, tidy_steps
 from cortex_lsp.agent.types import Plan
+from tests.plan_words import apply_plan_guards, asks_to_save, python_allowed
 
 TOOLS = [
     "read_file",

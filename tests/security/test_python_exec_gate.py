@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from loopback import Listener
 
-from cortex_lsp.agent.plan_guards import PYTHON_NOT_ASKED, apply_plan_guards, python_allowed
+from cortex_lsp.agent.plan_guards import PYTHON_NOT_ASKED
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from cortex_lsp.agent.types import Plan
 from tests.lsp_harness import ask, lsp_session
+from tests.plan_words import apply_plan_guards, python_allowed
 from tests.scripted_model import Reply, ScriptedModelServer, call
 
 AVAILABLE = ["read_file", "list_dir", "search_files", "python_exec", "calculator", "write_file", "web_fetch"]
