@@ -201,10 +201,20 @@ def test_benign_stdlib_paths_survive_the_armed_hook(world: World, listener: List
     assert status == 0 and "SURVIVED" in output and "ordinary notes" in output, output[-600:]
 
 
+#: what a worker escaped to real ``os``/``resource`` could do to the server that started it (same uid
+#: without bubblewrap): limits, priority and CPUs of another process. Each sets the parent's current
+#: value again, so a filter that lets it through harms nothing while the test sees SURVIVED.
+HOST_PAYLOADS: list[tuple[str, str]] = [
+    ("prlimit-parent", "import os, resource\nnow = resource.prlimit(os.getppid(), resource.RLIMIT_CORE)\n"
+     "resource.prlimit(os.getppid(), resource.RLIMIT_CORE, now)"),
+    ("renice-parent", "import os\nnow = os.getpriority(os.PRIO_PROCESS, os.getppid())\n"
+     "os.setpriority(os.PRIO_PROCESS, os.getppid(), now)"),
+    ("affinity-parent", "import os\nos.sched_setaffinity(os.getppid(), os.sched_getaffinity(os.getppid()))"),
+]
 SYSCALL_PAYLOADS = [p for p in PAYLOADS if p[0] in {
     "write-outside", "create-outside", "os-open-write", "rename", "unlink", "truncate", "chmod",
     "mmap-in-place", "socket", "double-fork", "posix-spawn", "exec-replace", "kill-parent",
-}]
+}] + HOST_PAYLOADS
 
 
 @pytest.mark.parametrize(("name", "payload"), SYSCALL_PAYLOADS, ids=[p[0] for p in SYSCALL_PAYLOADS])

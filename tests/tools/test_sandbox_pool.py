@@ -80,3 +80,18 @@ def _state(pid: int) -> str:
             return stat.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return ""
+
+
+async def test_a_forged_reply_is_a_worker_failure_not_an_exception() -> None:
+    """A reply the snippet forged (the worker's pipe is in reach of escaped code): JSON nested past the
+    decoder's depth is a malformed reply (ValueError, so the run reports the worker's end), and notes
+    that are not a list of strings are dropped instead of raising while the result is built."""
+    from cortex_lsp.tools.sandbox.pool import _HEADER, _notes, _read_reply
+
+    body = ("[" * 200_000 + "]" * 200_000).encode()
+    reader = asyncio.StreamReader()
+    reader.feed_data(_HEADER.pack(len(body)) + body)
+    reader.feed_eof()
+    with pytest.raises(ValueError, match="nested too deeply"):
+        await _read_reply(reader)
+    assert _notes(5) == [] and _notes(["a", 3, None]) == ["a"] and _notes(None) == []

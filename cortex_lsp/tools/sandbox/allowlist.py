@@ -19,7 +19,8 @@ escape rather than single payloads:
   names onto a function the snippet wrote; ``str.format``/``format_map`` (also through ``super()``)
   look fields up through :meth:`Guards.getattr`.
 - **Nothing that evaluates strings:** ``typing.get_type_hints``, ``typing.ForwardRef`` and
-  ``dataclasses.make_dataclass`` are removed; ``string.Formatter`` is removed.
+  ``dataclasses.make_dataclass`` are removed; ``string.Formatter`` and ``collections.UserString`` (its
+  ``format`` is the real ``str.format``) are removed.
 - **Nothing the snippet can copy, deepcopy or walk leads to a real callable:** every guard the snippet
   holds (the guarded builtins, RestrictedPython's hooks, the substitutes in module views) is a plain
   function whose state sits in its closure (:func:`_closure`): ``copy``/``deepcopy`` treat functions as
@@ -36,6 +37,7 @@ from __future__ import annotations
 import _string  # type: ignore[import-not-found]
 import abc
 import builtins
+import collections
 import copy
 import dataclasses
 import functools
@@ -75,6 +77,8 @@ REMOVED: dict[str, dict[str, str]] = {
         "singledispatchmethod": "resolves annotation strings (get_type_hints)",
     },
     "string": {"Formatter": "its field lookup walks attributes unguarded"},
+    "collections": {"UserString": "its format and format_map call the real str.format, whose field lookup "
+                                  "walks attributes unguarded"},
     "uuid": {"getnode": "may run system commands", "uuid1": "calls getnode()"},
     "dataclasses": {"make_dataclass": "builds a class from a namespace of any names, dunders included",
                     "FunctionType": "builds a function from a code object and any globals"},
@@ -179,7 +183,8 @@ def _is_metaclass(value: object) -> bool:
 
 _ALWAYS_DENIED: tuple[object, ...] = (
     operator.attrgetter, operator.methodcaller, typing.get_type_hints, typing.ForwardRef,
-    functools.singledispatch, functools.singledispatchmethod, string.Formatter, uuid.getnode, uuid.uuid1,
+    functools.singledispatch, functools.singledispatchmethod, string.Formatter, collections.UserString,
+    uuid.getnode, uuid.uuid1,
     dataclasses.make_dataclass, abc.update_abstractmethods,
 )
 
@@ -198,6 +203,17 @@ def _namedtuple_api(obj: object, name: str) -> bool:
     return name in NAMEDTUPLE_API and issubclass(cls, tuple) and "_fields" in vars(cls)
 
 
+def _lookup_path(obj: object) -> list[type]:
+    """The classes an attribute lookup on ``obj`` consults: its class's MRO, and for a class also its
+    metaclass's (where ``EnumType._convert_`` is found for the snippet's ``class E(enum.Enum)``)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    path: list[type] = list(cls.__mro__)
+    if isinstance(obj, type):
+        metaclass: type = type(obj)
+        path.extend(type.__dict__["__mro__"].__get__(metaclass))
+    return path
+
+
 class SandboxClasses:
     """The classes the snippet built (by identity), so private names are allowed on them only."""
 
@@ -212,14 +228,54 @@ class SandboxClasses:
         return cls in self._classes
 
     def private_ok(self, obj: object, name: str) -> bool:
-        """``_name`` on ``obj``: only on the snippet's objects, and only if no foreign class defines it."""
+        """``_name`` on ``obj``: only on the snippet's objects, only where the lookup finds it in a class
+        the snippet built (or, for an instance, in its own namespace), and only if no foreign class on
+        the lookup path defines it. A class's lookup path includes its metaclass's: ``EnumType._convert_``
+        or ``ABCMeta._dump_registry`` reached through the snippet's ``class E(enum.Enum)`` is foreign.
+        An instance's own private attributes count only when every foreign class it inherits is built
+        into the interpreter (a Python base class may have set them: ``PrettyPrinter._stream``)."""
         if not self.owns(obj):
             return False
         cls = obj if isinstance(obj, type) else type(obj)
-        for klass in cls.__mro__:
-            if name in vars(klass) and klass not in self._classes:
-                return False
-        return True
+        path = _lookup_path(obj)
+        found = False
+        for klass in path:
+            if name in vars(klass):
+                if klass not in self._classes:
+                    return False
+                found = True
+        if found or isinstance(obj, type):
+            return found
+        if any(k not in self._classes and k.__module__ != "builtins" for k in cls.__mro__):
+            return False
+        try:
+            return name in vars(obj)
+        except TypeError:  # no instance namespace (slots only)
+            return False
+
+    def private_settable(self, obj: object, name: str) -> bool:
+        """May the snippet set or delete ``_name`` on ``obj``: its own object, no foreign class on the
+        lookup path defines the name, and (for an instance) every foreign class it inherits is built in."""
+        if not self.owns(obj):
+            return False
+        cls = obj if isinstance(obj, type) else type(obj)
+        path = _lookup_path(obj)
+        if any(name in vars(klass) and klass not in self._classes for klass in path):
+            return False
+        return isinstance(obj, type) or all(k in self._classes or k.__module__ == "builtins" for k in cls.__mro__)
+
+    def private_missing(self, obj: object, name: str) -> bool:
+        """``_name`` is nowhere on the lookup path of the snippet's own ``obj`` (so ``getattr``'s default
+        applies, and nothing foreign is asked for it)."""
+        if not self.owns(obj):
+            return False
+        path = _lookup_path(obj)
+        if any(name in vars(klass) for klass in path):
+            return False
+        try:
+            return isinstance(obj, type) or name not in vars(obj)
+        except TypeError:
+            return True
 
 
 class Guards:
@@ -310,6 +366,10 @@ class Guards:
             raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
         target = obj.__self__ if isinstance(obj, super) else obj  # type: ignore[attr-defined]  # super() is checked like its object
         if name.startswith("_") and not self.classes.private_ok(target, name) and not _namedtuple_api(target, name):
+            if self.classes.private_missing(target, name):
+                if default is not ...:
+                    return default
+                raise AttributeError(f"{type(target).__name__!r} object has no attribute {name!r}")
             raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox (private attribute)")
         if name in ("format", "format_map"):
             if isinstance(target, str):
@@ -356,7 +416,7 @@ class Guards:
 
     def setattr(self, obj: Any, name: object, value: Any) -> None:
         name = plain_str(name, "attribute name")
-        if name.startswith("__") or (name.startswith("_") and not self.classes.private_ok(obj, name)):
+        if name.startswith("__") or (name.startswith("_") and not self.classes.private_settable(obj, name)):
             raise RefusedAttribute(f"setting {name!r} is not allowed in the sandbox")
         setattr(self.write(obj), name, value)
 
@@ -364,7 +424,7 @@ class Guards:
         name = plain_str(name, "attribute name")
         if name.startswith("__"):
             raise RefusedAttribute("deleting that attribute is not allowed in the sandbox")
-        if name.startswith("_") and not self.classes.private_ok(obj, name):
+        if name.startswith("_") and not self.classes.private_settable(obj, name):
             raise RefusedAttribute(f"deleting {name!r} is not allowed in the sandbox")
         delattr(self.write(obj), name)
 

@@ -90,10 +90,18 @@ async def _read_reply(stream: asyncio.StreamReader) -> dict[str, Any]:
     (size,) = _HEADER.unpack(header)
     if size > MAX_REPLY_BYTES:
         raise ValueError(f"reply of {size} bytes is too large")
-    data = json.loads((await stream.readexactly(size)).decode("utf-8"))
+    try:
+        data = json.loads((await stream.readexactly(size)).decode("utf-8"))
+    except RecursionError:  # nested deeper than the decoder goes: no worker of ours sends that
+        raise ValueError("reply is nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError("reply is not an object")
     return data
+
+
+def _notes(value: object) -> list[str]:
+    """The reply's notes: a list of strings, else none (the worker may be the snippet's forgery)."""
+    return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
 
 
 def too_long_message() -> str:
@@ -378,7 +386,7 @@ class SandboxPool:
             value=_text(reply.get("value")),
             error=_text(reply.get("error")),
             refused=bool(reply.get("refused")),
-            notes=[str(n) for n in reply.get("notes") or []] + worker.missing,
+            notes=_notes(reply.get("notes")) + worker.missing,
         )
 
     async def aclose(self) -> None:

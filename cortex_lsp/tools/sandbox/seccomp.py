@@ -19,6 +19,8 @@ Both profiles answer ``EPERM`` to the syscalls a snippet never needs (:data:`DEN
 - new processes: ``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD``, ``clone3`` (``ENOSYS``, so a
   C library falls back to ``clone``);
 - signals to others: ``kill``, ``tkill``, ``tgkill``, ``pidfd_*``, ``rt_(tg)sigqueueinfo``;
+- other processes' limits, priority and CPUs: ``prlimit64``, ``setpriority``, ``sched_set*``,
+  ``ioprio_set``, ``migrate_pages`` naming any process but the caller (:data:`OTHER_PROCESS_ARG`);
 - changing files: ``open``/``openat`` with a write, create, truncate or append flag, ``creat``,
   ``openat2`` (``ENOSYS``), ``rename*``, ``unlink*``, ``rmdir``, ``mkdir*``, ``mknod*``, ``link*``,
   ``symlink*``, ``truncate``, ``ftruncate``, ``fallocate``, ``chmod``/``chown`` families, ``utime*``,
@@ -67,6 +69,12 @@ DENIED: tuple[str, ...] = (
     "keyctl", "unshare", "setns", "perf_event_open", "name_to_handle_at", "open_by_handle_at",
     "memfd_create", "bpf", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
 )
+#: calls that act on the process their argument names: refused unless it is 0 (the caller), so a worker
+#: can't lower the server's limits, renice it or pin it to one CPU (the syscall -> the argument's index)
+OTHER_PROCESS_ARG: dict[str, int] = {
+    "prlimit64": 0, "setpriority": 1, "sched_setaffinity": 0, "sched_setscheduler": 0, "sched_setparam": 0,
+    "sched_setattr": 0, "ioprio_set": 1, "migrate_pages": 0,
+}
 #: answered with ENOSYS, so the C library falls back to an older call the filter checks
 NOT_IMPLEMENTED: tuple[str, ...] = ("clone3", "openat2")
 #: the worker's own copy only: no new program, no signal handler, no timer
@@ -127,6 +135,9 @@ def build(*, worker: bool, arch: str | None = None) -> Any:
         lib.Arg(3, lib.MASKED_EQ, MAP_SHARED, MAP_SHARED))
     # clone(flags, ...): threads only
     add(eperm, "clone", lib.Arg(0, lib.MASKED_EQ, CLONE_THREAD, 0))
+    # another process's limits, priority, scheduling and CPUs (pid/who 0 is the caller itself)
+    for name, index in OTHER_PROCESS_ARG.items():
+        add(eperm, name, lib.Arg(index, lib.NE, 0))
     return rules
 
 
