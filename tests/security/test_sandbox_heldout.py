@@ -1,4 +1,5 @@
-"""The independent red team's sandbox payloads (``data/sandbox_heldout.py``) through the real pool.
+"""Two independent red teams' sandbox payloads (``data/sandbox_heldout.py``, ``data/sandbox_heldout2.py``)
+through the real pool.
 
 The pool runs with ``sandbox_isolation: none`` — the in-process layers alone, the weakest host — so a
 payload that gets past the restricted layer and the audit hook shows here (on a real host the OS layer
@@ -18,20 +19,27 @@ import pytest
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
-from tests.security.data.sandbox_heldout import PAYLOADS
+from tests.security.data import sandbox_heldout, sandbox_heldout2
 
+PAYLOADS = sandbox_heldout.PAYLOADS
 SECRET = "TOPSECRET-outside-8d3f"
 DOTENV = "dotenv-XYZZY-42"
+#: (payloads, the base folder they name, the secret beside the folder, the .env's value)
+CORPORA = {
+    "round-1": (sandbox_heldout.PAYLOADS, "/tmp/redteam", SECRET, DOTENV),
+    "round-2": (sandbox_heldout2.PAYLOADS, "/tmp/redteam2", "TOP-SECRET-7731", "dotenv-secret-42"),
+}
 #: what only an escaped snippet can print
 ESCAPE_SIGNS = ("<module 'sys'", "<module 'os'", "built-in function eval", "environ({", "FORGED-BY-SNIPPET",
-                "MEMREAD-OK", "getframe OK", "eval OK", "<frame at", "sandbox_open at 0x")
+                "MEMREAD-OK", "getframe OK", "eval OK", "<frame at", "sandbox_open at 0x", "NO-METACLASS",
+                "<class 'cortex_lsp.tools.sandbox.allowlist.Guards'>", "Guards object at", '"armed": false')
 
 
-def _world(base: Path) -> Path:
+def _world(base: Path, secret: str = SECRET, dotenv: str = DOTENV) -> Path:
     folder = base / "folder"
     (folder / "sub").mkdir(parents=True)
-    (base / "secret.txt").write_text(SECRET + "\n")
-    (folder / ".env").write_text(f"DOTENV_SECRET={DOTENV}\n")
+    (base / "secret.txt").write_text(secret + "\n")
+    (folder / ".env").write_text(f"DOTENV_SECRET={dotenv}\n")
     (folder / "notes.txt").write_text("hello notes\n")
     os.symlink(base / "secret.txt", folder / "link_secret.txt")
     os.symlink(".env", folder / "envlink.txt")
@@ -47,17 +55,19 @@ def _state(base: Path) -> dict[str, str]:
     return out
 
 
-def test_the_red_teams_payloads_stay_inside(tmp_path: Path) -> None:
+@pytest.mark.parametrize("corpus", list(CORPORA))
+def test_the_red_teams_payloads_stay_inside(tmp_path: Path, corpus: str) -> None:
+    payloads, token, secret, dotenv = CORPORA[corpus]
     base = tmp_path / "redteam"
-    folder = _world(base)
+    folder = _world(base, secret, dotenv)
     before = _state(base)
 
     async def run_all() -> list[tuple[str, str]]:
         pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
         seen: list[tuple[str, str]] = []
         try:
-            for name, code in PAYLOADS:
-                result = await pool.run(code.replace("/tmp/redteam", str(base)), roots=[folder])
+            for name, code in payloads:
+                result = await pool.run(code.replace(token, str(base)), roots=[folder])
                 text = "\n".join(str(x) for x in (result.stdout, result.stderr, result.value, result.error))
                 seen.append((name, text))
             sanity = await pool.run("print(sum(range(10)))", roots=[folder])
@@ -67,13 +77,54 @@ def test_the_red_teams_payloads_stay_inside(tmp_path: Path) -> None:
         return seen
 
     seen = asyncio.run(run_all())
-    assert len(seen) == len(PAYLOADS) + 1
-    leaked = [name for name, text in seen if SECRET in text or DOTENV in text]
+    assert len(seen) == len(payloads) + 1
+    leaked = [name for name, text in seen if secret in text or dotenv in text]
     escaped = [(name, sign) for name, text in seen for sign in ESCAPE_SIGNS if sign in text]
     assert leaked == [], leaked
     assert escaped == [], escaped
     assert _state(base) == before, "a payload changed or created a file"
     assert seen[-1] == ("sanity", "45\n"), "the pool is not usable after the payloads"
+
+
+@pytest.mark.parametrize("name", ["A01_os_module", "A28_no_metaclass_field_subclass_rename_injection",
+                                  "B01_get_origin_type", "A37_frames_in_reading_window_via_linecache"])
+def test_the_second_rounds_escapes_are_refused(tmp_path: Path, name: str) -> None:
+    """A metaclass made from ``typing.Type`` (its __mro_entries__ resolves to ``type``), a
+    ``dataclasses.Field`` subclass whose name the code generator pastes into source, and
+    ``typing.get_origin(typing.Type[int])`` (the real ``type``): each refused before it runs."""
+    folder = _world(tmp_path / "redteam2")
+    code = dict(sandbox_heldout2.PAYLOADS)[name].replace("/tmp/redteam2", str(tmp_path / "redteam2"))
+
+    async def run() -> tuple[bool, str]:
+        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
+        try:
+            result = await pool.run(code, roots=[folder])
+        finally:
+            await pool.aclose()
+        return result.refused, "\n".join(str(x) for x in (result.stdout, result.error))
+
+    refused, text = asyncio.run(run())
+    assert refused, text
+
+
+@pytest.mark.parametrize(("code", "shown"), [
+    ("raise BaseException('gone')", "BaseException: gone"),
+    ("class R:\n    def __repr__(self):\n        raise BaseException('x')\nR()", "could not be shown"),
+])
+def test_a_base_exception_is_reported_not_lost(tmp_path: Path, code: str, shown: str) -> None:
+    """What the snippet printed before a BaseException (or a value whose repr raises one) comes back."""
+    folder = _world(tmp_path / "w")
+
+    async def run() -> tuple[str, str]:
+        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
+        try:
+            result = await pool.run("print('before')\n" + code, roots=[folder])
+        finally:
+            await pool.aclose()
+        return result.stdout, result.error or ""
+
+    stdout, error = asyncio.run(run())
+    assert stdout == "before\n" and shown in error, (stdout, error)
 
 
 @pytest.mark.parametrize("name", ["escape_enum_convert_real_sys", "intro_abc_metaclass_private",

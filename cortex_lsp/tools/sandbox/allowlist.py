@@ -42,8 +42,10 @@ import copy
 import dataclasses
 import functools
 import importlib
+import keyword
 import operator
 import string
+import types
 import typing
 import uuid
 import weakref
@@ -63,6 +65,8 @@ REMOVED: dict[str, dict[str, str]] = {
         "methodcaller": "calls methods by a name the caller chooses (bypasses the attribute guard)",
     },
     "typing": {
+        "get_origin": "returns the class behind a generic alias (the real metaclass type for typing.Type)",
+        "get_args": "returns the classes inside a generic alias (the real metaclass type in Type[type])",
         "get_type_hints": "evaluates annotation strings with eval()",
         "ForwardRef": "evaluates its string with eval()",
         "get_overloads": "returns functions registered by any module (a process-wide registry)",
@@ -181,8 +185,29 @@ def _is_metaclass(value: object) -> bool:
     return isinstance(value, type) and issubclass(value, type)
 
 
+def _forbidden_base(cls: type) -> bool:
+    """Classes a snippet may not extend: ``dataclasses.Field`` (the dataclass code generator pastes a
+    field's ``name`` into source it runs with the real builtins)."""
+    return issubclass(cls, dataclasses.Field)
+
+
+def _check_field_names(klass: type) -> None:
+    """Every field ``@dataclass`` will generate code for — the class's own annotations and the fields it
+    inherits — must be a plain identifier (a name is pasted into generated source)."""
+    names: list[object] = list(vars(klass).get("__annotations__", {}))
+    for base in klass.__mro__[1:]:
+        inherited = vars(base).get("__dataclass_fields__")
+        if isinstance(inherited, dict):
+            for key, field in inherited.items():
+                names += [key, getattr(field, "name", key)]
+    for name in names:
+        if type(name) is not str or not str.isidentifier(name) or keyword.iskeyword(name):
+            raise Refused(f"@dataclass field name {name!r} is not a plain identifier")
+
+
 _ALWAYS_DENIED: tuple[object, ...] = (
-    operator.attrgetter, operator.methodcaller, typing.get_type_hints, typing.ForwardRef,
+    operator.attrgetter, operator.methodcaller, typing.get_type_hints, typing.ForwardRef, typing.get_origin,
+    typing.get_args,
     functools.singledispatch, functools.singledispatchmethod, string.Formatter, collections.UserString,
     uuid.getnode, uuid.uuid1,
     dataclasses.make_dataclass, abc.update_abstractmethods,
@@ -452,7 +477,13 @@ class Guards:
         for base in bases:
             if is_denied(base) or not (isinstance(base, type) or hasattr(base, "__mro_entries__")):
                 raise Refused(f"class {name} may not derive from {base!r} in the sandbox")
+        # the bases as Python resolves them (``typing.Type`` is ``type`` once its __mro_entries__ ran)
+        for base in types.resolve_bases(bases):
+            if is_denied(base) or not isinstance(base, type) or _forbidden_base(base):
+                raise Refused(f"class {name} may not derive from {base!r} in the sandbox")
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        if _is_metaclass(cls) or _forbidden_base(cls):
+            raise Refused(f"class {name} would be a metaclass or a dataclass field type; not in the sandbox")
         self.classes.add(cls)
         return cls
 
@@ -463,6 +494,7 @@ class Guards:
         def wrap(klass: Any) -> Any:
             if not self.classes.owns(klass) or not isinstance(klass, type):
                 raise Refused("@dataclass works only on classes the snippet defines")
+            _check_field_names(klass)
             made: type = dataclasses.dataclass(klass, **options)
             self.classes.add(made)
             return made

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from traceback import extract_tb as _extract_tb  # bound once: never a patched module attribute
 from types import CodeType
 from typing import Any
 
@@ -240,8 +239,7 @@ def format_error(
     """
     lines = source.splitlines()
     with frames():
-        found = [f for f in _extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
-        snippet_frames = [(f.lineno, f.name) for f in found[-8:]]
+        snippet_frames = _snippet_frames(exc)[-8:]
     out: list[str] = []
     if snippet_frames:
         out.append("Traceback (most recent call last):")
@@ -256,9 +254,23 @@ def format_error(
     return "\n".join(out)
 
 
+def _snippet_frames(exc: BaseException) -> list[tuple[int, str]]:
+    """(line, function name) of the snippet's frames in ``exc``'s traceback, read from the code objects
+    alone: never through ``linecache`` (a snippet could plant an entry whose line runs its own code
+    while the frames window is open), never a ``str`` method of anything the snippet made."""
+    found: list[tuple[int, str]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == SANDBOX_FILENAME:
+            found.append((tb.tb_lineno or 0, code.co_name))
+        tb = tb.tb_next
+    return found
+
+
 def _snippet_line(exc: BaseException) -> str:
-    frames = [f for f in _extract_tb(exc.__traceback__) if f.filename == SANDBOX_FILENAME]
-    return f" (line {frames[-1].lineno})" if frames else ""
+    frames = _snippet_frames(exc)
+    return f" (line {frames[-1][0]})" if frames else ""
 
 
 @dataclass(frozen=True)
@@ -304,10 +316,15 @@ def run_snippet(
         outcome.error = format_error(exc, source, frames) + " (recursion too deep)"
     except MemoryError as exc:
         outcome.error = format_error(exc, source, frames) + " (memory limit reached)"
-    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+    except BaseException as exc:  # any exception of the snippet's, BaseException included
         outcome.error = format_error(exc, source, frames)
     else:
-        outcome.value = _repl_value(namespace, compiled.value_names)
+        try:
+            outcome.value = _repl_value(namespace, compiled.value_names)
+        except OutputLimitExceeded as exc:  # a __repr__ that prints past the limit
+            outcome.error = f"Stopped: {exc}."
+        except BaseException as exc:  # a __repr__ raising anything, BaseException included
+            outcome.error = f"The value could not be shown: {type(exc).__name__}"
     outcome.stdout = collector.text()
     if collector.truncated:
         outcome.notes.append(f"stdout was cut at {collector.limit} characters")
