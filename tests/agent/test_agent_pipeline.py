@@ -8,6 +8,7 @@ from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_EXECUTOR, ROLE_PLANNER, R
 from cortex_lsp.agent.types import Selection
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
+from tests.waiting import until
 
 
 async def test_tools_plan_reads_a_file_and_answers(agent: AgentHarness, workspace_files: Path) -> None:
@@ -152,11 +153,10 @@ async def test_cancelled_run_propagates_and_keeps_its_record(
     agent.model.on(Reply(tool_calls=[call("read_file", path="notes.txt")]), contains=ROLE_EXECUTOR, times=1)
     agent.model.on(Reply(hang=True), contains=ROLE_EXECUTOR, times=None)
     task = asyncio.ensure_future(agent.run("What does notes.txt say?"))
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if agent.record is not None and agent.record.tool_calls:
-            break
-    await asyncio.sleep(0.1)
+    # cancelled while the executor waits for the model's second (hanging) reply, after the tool call
+    await until(lambda: len(agent.requests(ROLE_EXECUTOR)) >= 2,
+                what="the executor's second model request (the hanging one)", interval=0.02)
+    assert agent.record is not None and agent.record.tool_calls
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -11,6 +11,7 @@ import pytest
 from tests.fuzz.hostile import HOSTILE_CONFIGS, hostile_folder
 from tests.lsp_harness import execute, lsp_session
 from tests.scripted_model import ScriptedModelServer
+from tests.waiting import until
 
 
 @pytest.mark.parametrize("kind", HOSTILE_CONFIGS)
@@ -21,11 +22,11 @@ async def test_hostile_folder_config_never_breaks_initialize(model: ScriptedMode
     client = await asyncio.wait_for(session.__aenter__(), timeout=60)
     try:
         doctor = await asyncio.wait_for(execute(client, "cortex.doctor"), timeout=60)  # settings are loaded by now
-        for _ in range(600):  # the message is sent when the settings load; under load that can take seconds
-            if any("cortex.yaml" in m.message for m in client.messages):
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.2)  # a second message (there must be none) would have arrived with the first
+        # the message is sent when the settings load; under load that can take seconds
+        await until(lambda: any("cortex.yaml" in m.message for m in client.messages), what="the cortex.yaml message")
+        # a second message (there must be none) would have come with the first, before the server answers a
+        # request sent after the first arrived (the server writes in order)
+        await asyncio.wait_for(execute(client, "cortex.memory.sessions"), timeout=60)
         about = [m.message for m in client.messages if "cortex.yaml" in m.message]
     finally:
         await session.__aexit__(None, None, None)

@@ -22,6 +22,7 @@ from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_EXPLAIN, ROLE_PLANNER
 from tests.lsp_harness import Recorder, ask, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
 from tests.security.test_consent_tables import strict_caps
+from tests.server.test_server_cancel import _edits_before_later, later_write
 
 
 def _script_write(model: ScriptedModelServer, path: str, content: str = "pwned\n", **extra: Any) -> None:
@@ -251,9 +252,11 @@ async def test_wait_false_run_cancelled_before_its_write_writes_nothing(
             if any(e["type"] == "done" for e in _rec(client).events.get(run_id, [])):
                 break
             await asyncio.sleep(0.05)
-        await asyncio.sleep(5)  # past the moment the model's write would have arrived
+        # past the moment the model's write would have arrived: a later run, whose executor reply comes as
+        # late (4 s) and was asked for after this one's, has written
+        await later_write(client, model, delay=4, plan_delay=0)
         done = [e for e in _rec(client).events.get(run_id, []) if e["type"] == "done"]
-        edits = list(_rec(client).edits)
+        edits = _edits_before_later(client)
     assert done and done[-1]["data"]["stop_reason"] == "cancelled"
     assert edits == []
     assert not (tmp_path / "ws" / "late.txt").exists()

@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.lsp_harness import ask, capabilities, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.waiting import until
 
 RESULT_FIELDS = {"session_id", "answer", "plan", "tool_calls", "edits", "stop_reason", "elapsed_ms"}
 
@@ -60,8 +61,9 @@ async def test_client_token_is_used_and_history_carries_over(model: ScriptedMode
 
 
 async def test_two_runs_at_once_and_code_actions_while_streaming(model: ScriptedModelServer, tmp_path: Path) -> None:
-    model.on(Reply(content="alpha " * 40, token_delay=0.02), contains="first question", times=None)
-    model.on(Reply(content="beta " * 40, token_delay=0.02), contains="second question", times=None)
+    words = 150  # ~3 s of streaming each: room for the code action, which is asked once both stream
+    model.on(Reply(content="alpha " * words, token_delay=0.02), contains="first question", times=None)
+    model.on(Reply(content="beta " * words, token_delay=0.02), contains="second question", times=None)
     doc = tmp_path / "ws" / "mod.py"
     async with lsp_session(model, tmp_path) as client:
         doc.write_text("def f(x):\n    return x * 2\n")
@@ -69,19 +71,24 @@ async def test_two_runs_at_once_and_code_actions_while_streaming(model: Scripted
             uri=doc.as_uri(), language_id="python", version=1, text=doc.read_text())))
         first = asyncio.create_task(ask(client, "first question"))
         second = asyncio.create_task(ask(client, "second question"))
-        await asyncio.sleep(0.5)
+
+        def streaming() -> int:
+            return len({e["run_id"] for e in client.rec.all_events if e["type"] == "token"})
+
+        await until(lambda: streaming() >= 2, what="both runs to stream a token")
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=doc.as_uri()),
             range=types.Range(start=types.Position(0, 0), end=types.Position(1, 16)),  # the whole function
             context=types.CodeActionContext(diagnostics=[])))
-        still_running = not first.done() and not second.done()
+        before_actions = list(client.rec.all_events)  # what had arrived when the code action was answered
         a, b = await asyncio.gather(first, second)
         events = dict(client.rec.events)
-    assert still_running, "the code action was answered while both runs streamed"
+    assert not [e for e in before_actions if e["type"] == "done"], \
+        "the code action was answered while both runs streamed (before either run ended)"
     assert actions is not None
     assert {x.title for x in actions} >= {"Cortex: Explain this", "Cortex: Run this"}
-    assert a["answer"].split() == ["alpha"] * 40
-    assert b["answer"].split() == ["beta"] * 40
+    assert a["answer"].split() == ["alpha"] * words
+    assert b["answer"].split() == ["beta"] * words
     for result, word in ((a, "alpha"), (b, "beta")):
         text = "".join(e["data"]["value"] for e in events[result["run_id"]] if e["type"] == "token")
         assert set(text.split()) == {word}

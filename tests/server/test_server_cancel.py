@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 
 from tests.lsp_harness import _plain, ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.waiting import until
 
 SLOW = Reply(content="word " * 400, token_delay=0.05)  # ~20 s if nobody stops it
 
@@ -80,6 +82,38 @@ def _script_write(model: ScriptedModelServer, path: str = "notes.txt", *, delay:
 
 
 WRITE = "Write 'hello' and save it to notes.txt"
+LATER = "later.txt"
+
+
+async def later_write(client, model: ScriptedModelServer, *, delay: float = 0.0,  # type: ignore[no-untyped-def]
+                      plan_delay: float | None = None) -> dict[str, Any]:
+    """A second run, sent after the first was cancelled, that plans and writes LATER through the same
+    scripted steps (and the same slow model) as the first. It is the positive event a "no applyEdit after
+    the cancel" check waits for: a run that ignored the cancel started earlier and goes through the same
+    steps, so its applyEdit would have arrived by the time this run has written (no fixed sleep)."""
+    import json
+
+    from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
+    from tests.scripted_model import call
+
+    def later(body: dict[str, Any]) -> bool:
+        return LATER in json.dumps(body.get("messages", ""))
+
+    plan = {"kind": "tools", "steps": [f"Save the text to {LATER} with write_file"], "tools": ["write_file"]}
+    first_delay = delay if plan_delay is None else plan_delay
+    model.on(Reply(content=json.dumps(plan), first_delay=first_delay), contains=ROLE_PLANNER, when=later,
+             first=True)
+    # once: the executor's next request (the tool's result) gets the scripted "[write_file result]" reply
+    model.on(Reply(tool_calls=[call("write_file", path=LATER, content="later\n")], first_delay=delay),
+             contains=ROLE_EXECUTOR, when=later, first=True)
+    result: dict[str, Any] = await asyncio.wait_for(ask(client, f"Write 'later' and save it to {LATER}"), timeout=60)
+    assert [e["applied"] for e in result["edits"]] == [True], ("the later run writes", result)
+    return result
+
+
+def _edits_before_later(client) -> list[types.ApplyWorkspaceEditParams]:  # type: ignore[no-untyped-def]
+    """The applyEdits of the client's recorder other than the later run's."""
+    return [e for e in client.rec.edits if LATER not in str(e.edit)]
 # a client-chosen workDoneToken is not created through window/workDoneProgress/create; pytest-lsp warns
 CLIENT_TOKEN = pytest.mark.filterwarnings("ignore::pytest_lsp.LspSpecificationWarning")
 
@@ -110,14 +144,12 @@ async def test_early_cancel_on_a_cold_server_stops_the_run(model: ScriptedModelS
         await asyncio.sleep(delay)
         _cancel(client, kind, "early-1", "early-token")
         result = _plain(await asyncio.wait_for(future, timeout=30))
-        await asyncio.sleep(2.0)  # a ghost run would send its applyEdit about now
-        edits = list(client.rec.edits)
-        follow_up = await ask(client, "quick one")
+        await later_write(client, model, delay=0.5)  # the server keeps serving; a ghost run has written by now
+        edits = _edits_before_later(client)
     assert result["stop_reason"] == "cancelled"
     assert result["edits"] == []
     assert edits == [], "no applyEdit after the cancel"
     assert not (tmp_path / "ws" / "notes.txt").exists()
-    assert "stop_reason" in follow_up, "the server keeps serving"
 
 
 @CLIENT_TOKEN
@@ -197,24 +229,42 @@ async def test_cancel_request_interrupts_cortex_run(model: ScriptedModelServer, 
             types.ExecuteCommandParams(command="cortex.run", arguments=[{"uri": script.as_uri()}]),
             msg_id="run-to-cancel"))
         server_pid = client._server.pid  # type: ignore[union-attr]
-        for _ in range(100):  # the sandbox worker is running the code
-            await asyncio.sleep(0.2)
-            if len(_descendants(server_pid)) >= 2:
-                break
-        await asyncio.sleep(1.0)
-        busy = _descendants(server_pid)
+        # the sandbox worker is running the code: a process below the server sleeps in time.sleep(40)
+        (sleeper, *_) = await until(lambda: _sleeping(_descendants(server_pid)), within=60,
+                                    what="the sandbox worker to run the snippet (a process in nanosleep)")
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-to-cancel"))
         try:
             outcome: object = await asyncio.wait_for(future, timeout=50)
         except JsonRpcException as exc:
             outcome = exc
-        await asyncio.sleep(1.0)
-        after = _descendants(server_pid)
+        # the sandbox worker running the code is stopped
+        await until(lambda: not _alive(sleeper), what="the worker running the code to be stopped")
         follow_up = await asyncio.wait_for(client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="cortex.session.new", arguments=[])), timeout=30)
     assert isinstance(outcome, JsonRpcException) and outcome.code == -32800, outcome
-    assert len(after) < len(busy), "the sandbox worker running the code was stopped"
     assert follow_up is not None
+
+
+def _sleeping(pids: set[int]) -> list[int]:
+    """The processes of ``pids`` blocked in a sleep (time.sleep: clock_nanosleep)."""
+    found = []
+    for pid in pids:
+        try:
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+        except OSError:
+            continue
+        if "nanosleep" in wchan:
+            found.append(pid)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` exists and is no zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _descendants(pid: int) -> set[int]:

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from tests.lsp_harness import _plain, execute, lsp_session
 from tests.scripted_model import ScriptedModelServer
-from tests.server.test_server_cancel import WRITE, _script_write
+from tests.server.test_server_cancel import WRITE, _edits_before_later, _script_write, later_write
 
 
 async def _done(client: Any, within: float = 30) -> dict[str, Any]:
@@ -43,12 +43,15 @@ async def test_cancel_on_create_arrival_stops_a_nowait_run(model: ScriptedModelS
             if not answer_create:  # the reply never comes: the cancel alone must stop the run
                 await never.wait()
 
+        default_create = client.protocol.fm.features[types.WINDOW_WORK_DONE_PROGRESS_CREATE]
         client.protocol.fm.features[types.WINDOW_WORK_DONE_PROGRESS_CREATE] = on_create
         started = _plain(await execute(client, "cortex.ask", {"message": WRITE, "wait": False}))
         done = await _done(client)
-        await asyncio.sleep(1.5)  # a run that ignored the cancel would send its applyEdit about now
-        edits = list(client.rec.edits)
         never.set()
+        client.protocol.fm.features[types.WINDOW_WORK_DONE_PROGRESS_CREATE] = default_create
+        # a later run through the same steps writes: a run that ignored the cancel would have by then
+        await later_write(client, model, delay=0.3)
+        edits = _edits_before_later(client)
     assert "run_id" in started and done["run_id"] == started["run_id"]
     assert len(created) == 1
     assert done["stop_reason"] == "cancelled"

@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from tests.lsp_harness import CortexClient, ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.waiting import until
 
 
 def _stderr_records(text: str) -> list[dict[str, object]]:
@@ -68,6 +69,14 @@ async def test_stderr_level_can_be_chosen(model: ScriptedModelServer, tmp_path: 
     async with lsp_session(model, tmp_path, env=env) as client:
         await _ask_and_cancel(client)
         await _until_logged(client, "cancelling run")
-        await asyncio.sleep(0.2)  # stderr is forwarded by a task of its own
-    records = _stderr_records(capfd.readouterr().err)
+        err: list[str] = []
+
+        def on_stderr() -> bool:  # stderr is forwarded by a task of its own: wait for the line there too
+            err.append(capfd.readouterr().err)
+            return any(r["level"] == "INFO" and "cancelling run" in str(r["msg"])
+                       for r in _stderr_records("".join(err)))
+
+        await until(on_stderr, what="the INFO line 'cancelling run' on stderr")
+    err.append(capfd.readouterr().err)
+    records = _stderr_records("".join(err))
     assert any(r["level"] == "INFO" and "cancelling run" in str(r["msg"]) for r in records), records

@@ -19,6 +19,7 @@ from cortex_lsp.guards.self_talk import self_statements
 from tests.lsp_harness import ask, execute, lsp_session
 from tests.memory.disk import all_files, files_holding, files_holding_vector
 from tests.scripted_model import Reply, ScriptedModelServer, call, embed_text
+from tests.waiting import until
 
 CONSOLIDATION = "durable facts about a person"
 
@@ -63,8 +64,12 @@ async def test_material_the_user_asked_about_is_not_remembered(model: ScriptedMo
     model.on(Reply(content="It describes a person."), times=None)
     async with lsp_session(model, tmp_path) as client:
         await ask(client, 'My task is to analyse this JSON: {"name": "Ada", "role": "admin"}')
-        await asyncio.sleep(1.5)  # let background consolidation finish
         found = await execute(client, "cortex.memory.search", {"query": "Ada", "types": ["semantic"]})
+    # the server's shutdown waits for background consolidation (MemoryStore.aclose: wait_idle), so the
+    # store on disk and the model's requests are final once the session is over
+    with sqlite3.connect(tmp_path / "data" / "memory.db") as db:
+        on_disk = [row[0] for row in db.execute("select content from facts")]
+    assert on_disk == []
     assert found["results"] == []
     assert not any("Ada" in json.dumps(r) for r in model.chat_requests if CONSOLIDATION in json.dumps(r))
 
@@ -148,12 +153,10 @@ async def test_a_hostile_model_never_stores_what_the_user_did_not_assert(
         for message in messages:
             await ask(client, message)
         await _wait_for_fact(client, "bees in Porto")
-        for _ in range(200):
-            if asked() >= consolidations:
-                break
-            await asyncio.sleep(0.1)
-        await asyncio.sleep(0.5)  # the last verdicts reach the store
+        await until(lambda: asked() >= consolidations, what="every consolidation request")
         searched = await _stored_facts(client)
+    # on disk after the shutdown, which waits for every consolidation to finish (MemoryStore.aclose):
+    # a verdict that reached the store after ``searched`` is there
     with sqlite3.connect(tmp_path / "data" / "memory.db") as db:
         on_disk = [row[0] for row in db.execute("select content from facts")]
     assert asked() == consolidations

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from tests.lsp_harness import CortexClient, _plain, ask, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.waiting import LATER_TOKEN, later_run, script_later_run, until
 
 SLOW = Reply(content="word " * 400, token_delay=0.05)  # ~20 s unless stopped
 
@@ -52,6 +53,7 @@ async def test_client_token_ends_once_before_the_result(model: ScriptedModelServ
                                                         case: str) -> None:
     model.on(Reply(content="Tokyo."), contains="capital of Japan", times=None)
     model.on(SLOW, contains="long story", times=None)
+    script_later_run(model)
     model.on(Reply(status=500, error="model crashed"), contains="crash please", times=None)
     message = {"fast": "What is the capital of Japan?", "model-error": "crash please"}.get(case, "a long story")
     async with lsp_session(model, tmp_path) as client:
@@ -69,9 +71,9 @@ async def test_client_token_ends_once_before_the_result(model: ScriptedModelServ
             await _stopped(client, case.removeprefix("cancel-"), token, msg_id)
         result = _plain(await asyncio.wait_for(future, timeout=60))
         at_result = list(client.progress_reports[token])  # what the editor had when the answer came
-        await asyncio.sleep(0.5)  # nothing may follow the end
+        await later_run(client)  # nothing may follow the end: by this run's answer it would have arrived
         after = list(client.progress_reports[token])
-        others = {k: list(v) for k, v in client.progress_reports.items() if k != token}
+        others = {k: list(v) for k, v in client.progress_reports.items() if k not in (token, LATER_TOKEN)}
     expected = {"fast": "answered", "model-error": None, "model-down": "model_unavailable"}.get(case, "cancelled")
     if expected:
         assert result["stop_reason"] == expected, result
@@ -88,6 +90,7 @@ async def test_created_token_answered_late_is_begun_and_ended(model: ScriptedMod
     """The client holds its reply to ``workDoneProgress/create`` until the run is over."""
     model.on(Reply(content="Tokyo."), contains="capital of Japan", times=None)
     model.on(SLOW, contains="long story", times=None)
+    script_later_run(model)
     release = asyncio.Event()
     created: list[str] = []
     async with lsp_session(model, tmp_path) as client:
@@ -107,11 +110,8 @@ async def test_created_token_answered_late_is_begun_and_ended(model: ScriptedMod
         assert len(created) == 1
         assert client.progress_reports[created[0]] == [], "nothing on a token the client has not made"
         release.set()
-        for _ in range(200):
-            if client.progress_reports[created[0]]:
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
+        await until(lambda: client.progress_reports[created[0]], what="the late token's begin")
+        await later_run(client)  # anything more on the late token would have arrived by this run's answer
         reports = list(client.progress_reports[created[0]])
     expected = {"fast": "answered", "model-down": "model_unavailable"}.get(case, "cancelled")
     assert result["stop_reason"] == expected, result
@@ -125,6 +125,7 @@ async def test_created_token_answered_at_once_ends_with_the_run(model: ScriptedM
                                                                 case: str) -> None:
     model.on(Reply(content="Tokyo.", token_delay=0.01), contains="capital of Japan", times=None)
     model.on(SLOW, contains="long story", times=None)
+    script_later_run(model)
     async with lsp_session(model, tmp_path) as client:
         task = asyncio.create_task(ask(client, "a long story" if case == "cancel" else "What is the capital of Japan?"))
         if case == "cancel":
@@ -137,8 +138,8 @@ async def test_created_token_answered_at_once_ends_with_the_run(model: ScriptedM
             client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
         result = await asyncio.wait_for(task, timeout=60)
         at_result = {k: list(v) for k, v in client.progress_reports.items()}
-        await asyncio.sleep(0.5)
-        after = {k: list(v) for k, v in client.progress_reports.items()}
+        await later_run(client)  # anything after the end would have arrived by this run's answer
+        after = {k: list(v) for k, v in client.progress_reports.items() if k != LATER_TOKEN}
     assert result["stop_reason"] == ("cancelled" if case == "cancel" else "answered")
     assert len(after) == 1
     for token, reports in after.items():

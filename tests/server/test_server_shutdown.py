@@ -11,7 +11,7 @@ from typing import IO, Any
 import pytest
 from lsprotocol import types
 
-from tests.lsp_harness import lsp_session, server_env
+from tests.lsp_harness import EXIT_WAIT_SECONDS, lsp_session, server_env
 from tests.raw_server import RawServer
 from tests.scripted_model import Reply, ScriptedModelServer
 
@@ -33,7 +33,10 @@ async def test_shutdown_with_a_run_in_flight_answers_cleanly(model: ScriptedMode
         assert reply is None  # an error reply would raise here
         running.cancel()
         client.protocol.notify(types.EXIT, None)
-        await asyncio.sleep(0.2)
+        server = client._server
+        assert server is not None
+        exit_code = await asyncio.wait_for(server.wait(), timeout=EXIT_WAIT_SECONDS)  # it ends on exit
+    assert exit_code == 0, "a clean exit after shutdown"
 
 
 # -- the process ends even when a worker thread never returns -------------------------------------------

@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from tests.lsp_harness import ask, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.waiting import later_run, script_later_run
 
 
 def _words(n: int, tag: str = "w") -> str:
@@ -52,6 +53,7 @@ async def test_two_answers_in_a_row_do_not_mix(model: ScriptedModelServer, tmp_p
 async def test_cancel_mid_stream_stops_the_text(model: ScriptedModelServer, tmp_path: Path) -> None:
     full = _words(400)
     model.on(Reply(content=full, token_delay=0.05), contains="slow story", times=None)  # ~20 s unstopped
+    script_later_run(model, token_delay=0.05)
     async with lsp_session(model, tmp_path) as client:
         client.progress_reports.setdefault("t-c", [])
         task = asyncio.create_task(execute(client, "cortex.ask", {"message": "slow story"}, token="t-c"))
@@ -62,7 +64,9 @@ async def test_cancel_mid_stream_stops_the_text(model: ScriptedModelServer, tmp_
         client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="t-c"))
         result = await asyncio.wait_for(task, timeout=15)
         received = "".join(_token_text(client.rec.all_events, result["run_id"]))
-        await asyncio.sleep(0.5)  # nothing more arrives after the run answered
+        # nothing more arrives after the run answered: a later run streams 10 tokens at the same pace, so a
+        # stream of the first still read would have sent more by its answer
+        await later_run(client)
         later = "".join(_token_text(client.rec.all_events, result["run_id"]))
     assert result["stop_reason"] == "cancelled"
     assert received and full.startswith(received) and len(received) < len(full), "a prefix, in order"

@@ -26,6 +26,7 @@ from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
 from cortex_lsp.tools.sandbox.isolation import _python_dirs, bwrap_argv, plan_isolation
 from tests.user_dirs import REAL_HOME
+from tests.waiting import until_sync
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 
@@ -349,6 +350,7 @@ async def main():
     await pool.wait_ready()
     print("ready", flush=True)
     if sys.argv[3] == "busy":
+        await asyncio.to_thread(sys.stdin.readline)  # the test has seen the waiting worker
         await pool.run("while True:\\n    pass", roots=[Path(sys.argv[2])])
     await asyncio.sleep(3600)
 
@@ -377,6 +379,14 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
@@ -390,15 +400,20 @@ def _alive(pid: int) -> bool:
 def test_worker_dies_with_server(mode: str, state: str, world: dict[str, Path]) -> None:
     server = subprocess.Popen(
         [sys.executable, "-c", _SERVER, mode, str(world["root"]), state],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
     try:
-        assert server.stdout is not None
+        assert server.stdout is not None and server.stdin is not None
         assert server.stdout.readline().strip() == "ready"
-        if state == "busy":
-            time.sleep(1.0)  # let the snippet start
+        if state == "busy":  # the snippet (a busy loop) has started: the waiting worker runs instead of waiting
+            waiting = _descendants(server.pid)  # not the spare the run starts after it
+            server.stdin.write("go\n")
+            server.stdin.flush()
+            until_sync(lambda: any(_state(pid) == "R" for pid in waiting),
+                       what="the worker to run the snippet (state R)")
         workers = _descendants(server.pid)
         assert workers, "no worker process was started"
         server.send_signal(signal.SIGKILL)
