@@ -50,8 +50,14 @@ def _list(intent: IntentLike, offered: set[str]) -> Route | None:
     return Route("tools", (call,), tools=("list_dir",), prose=False, reason="the request means a folder listing")
 
 
-def _docs(intent: IntentLike, offered: set[str]) -> Route | None:
-    if "doc_search" not in offered or not _DOCUMENTS.search(intent.words):
+#: a reading this clear is a document search even without a word for the documents ("how do we deploy
+#: this service?"): the classifier's score and its lead over the runner-up
+DOCS_WITHOUT_WORD = (0.35, 0.06)
+
+
+def _docs(intent: IntentLike, offered: set[str], meaning: Meaning | None = None) -> Route | None:
+    clear = meaning is not None and meaning.score >= DOCS_WITHOUT_WORD[0] and meaning.margin >= DOCS_WITHOUT_WORD[1]
+    if "doc_search" not in offered or not (_DOCUMENTS.search(intent.words) or clear):
         return None
     query = doc_query(intent.words)
     call = RoutedCall("doc_search", {"action": "search", "query": query, "top_k": DOC_TOP_K})
@@ -128,7 +134,7 @@ def combine(
     if kind == "list":
         chosen = _list(intent, offered)
     elif kind == "doc_search":
-        chosen = _docs(intent, offered)
+        chosen = _docs(intent, offered, meaning)
     elif kind == "run_code":
         chosen = _run(intent, offered, message)
     elif kind == "compute":

@@ -127,6 +127,17 @@ ROUTE_EXAMPLES: dict[str, tuple[str, ...]] = {
         "Waar legt de documentatie uit hoe je inlogt?",
         "Var beskriver dokumentationen hur man uppgraderar?",
         "Gdzie dokumentacja opisuje konfigurację?",
+        # how this project does something, asked without naming its documents
+        "How do we deploy this service to production?",
+        "what are the steps to cut a new release of this project?",
+        "How do I set up the development environment for this repo?",
+        "which environment variables does our app need before it starts?",
+        "What should I do when a deploy of ours goes wrong?",
+        "how is this project's database migrated on upgrade?",
+        "Who do I contact about an outage of our service?",
+        "what's our process for reviewing a pull request here?",
+        "Wie richte ich dieses Projekt lokal ein?",
+        "Comment publie-t-on une nouvelle version de ce projet ?",
     ),
     "compute": (
         "What is 17 * 23?",
