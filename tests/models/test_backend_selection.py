@@ -26,6 +26,7 @@ from cortex_lsp.models.local_server import (
 )
 from cortex_lsp.models.ollama_client import OllamaClient
 from cortex_lsp.models.openai_client import OpenAIClient
+from tests.procs import alive
 from tests.scripted_model import Reply, ScriptedModelServer
 
 needs_llama = pytest.mark.skipif(not llama_server_installed(),
@@ -48,18 +49,6 @@ def _free_port() -> int:
 
 def _settings(tmp_path: Path, **values: object) -> Settings:
     return Settings(data_dir=tmp_path / "data", **values)  # type: ignore[arg-type]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_auto_picks_ollama_when_it_answers(model: ScriptedModelServer, tmp_path: Path) -> None:
@@ -151,13 +140,13 @@ async def test_auto_starts_the_embedded_default_when_ollama_is_down(tmp_path: Pa
         assert info.backend == "embedded" and info.base_url.startswith("http://127.0.0.1:")
         assert info.chat_model and info.embed_model
         assert info.chat_model in await client.list_models()
-        assert pid is not None and _alive(pid)
+        assert pid is not None and alive(pid)
         # The configured name (qwen2.5:7b) isn't served here: the embedded client uses its own.
         result = await collect(client.chat_stream([Message("user", "Say hello.")], model="qwen2.5:7b"))
         assert result.content.strip()
     finally:
         await client.aclose()
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 @pytest.mark.live
@@ -177,18 +166,18 @@ def test_embedded_server_dies_with_its_parent(tmp_path: Path) -> None:
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
-        assert _alive(child)
+        assert alive(child)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
         for _ in range(100):
-            if not _alive(child):
+            if not alive(child):
                 break
             time.sleep(0.1)
-        assert not _alive(child)
+        assert not alive(child)
     finally:
         if parent.poll() is None:
             parent.kill()
-        if child and _alive(child):
+        if child and alive(child):
             os.kill(child, signal.SIGKILL)
 
 
@@ -208,7 +197,7 @@ async def test_cancelled_start_leaves_no_child(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert not _alive(pid) and not server.running()
+    assert not alive(pid) and not server.running()
 
 
 def test_without_build_tools_the_advice_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from cortex_lsp.config import Settings
-from cortex_lsp.tools.sandbox import SandboxPool
+from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
 from tests.security.data import sandbox_heldout, sandbox_heldout2
 
 PAYLOADS = sandbox_heldout.PAYLOADS
@@ -44,6 +44,23 @@ def _world(base: Path, secret: str = SECRET, dotenv: str = DOTENV) -> Path:
     os.symlink(base / "secret.txt", folder / "link_secret.txt")
     os.symlink(".env", folder / "envlink.txt")
     return folder
+
+
+def _run(code: str, folder: Path) -> SandboxResult:
+    """``code`` through a fresh pool on the in-process layers alone."""
+
+    async def run() -> SandboxResult:
+        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
+        try:
+            return await pool.run(code, roots=[folder])
+        finally:
+            await pool.aclose()
+
+    return asyncio.run(run())
+
+
+def _refusal(result: SandboxResult) -> tuple[bool, str]:
+    return result.refused, "\n".join(str(x) for x in (result.stdout, result.error))
 
 
 def _state(base: Path) -> dict[str, str]:
@@ -94,16 +111,7 @@ def test_the_second_rounds_escapes_are_refused(tmp_path: Path, name: str) -> Non
     ``typing.get_origin(typing.Type[int])`` (the real ``type``): each refused before it runs."""
     folder = _world(tmp_path / "redteam2")
     code = dict(sandbox_heldout2.PAYLOADS)[name].replace("/tmp/redteam2", str(tmp_path / "redteam2"))
-
-    async def run() -> tuple[bool, str]:
-        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
-        try:
-            result = await pool.run(code, roots=[folder])
-        finally:
-            await pool.aclose()
-        return result.refused, "\n".join(str(x) for x in (result.stdout, result.error))
-
-    refused, text = asyncio.run(run())
+    refused, text = _refusal(_run(code, folder))
     assert refused, text
 
 
@@ -113,17 +121,8 @@ def test_the_second_rounds_escapes_are_refused(tmp_path: Path, name: str) -> Non
 ])
 def test_a_base_exception_is_reported_not_lost(tmp_path: Path, code: str, shown: str) -> None:
     """What the snippet printed before a BaseException (or a value whose repr raises one) comes back."""
-    folder = _world(tmp_path / "w")
-
-    async def run() -> tuple[str, str]:
-        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
-        try:
-            result = await pool.run("print('before')\n" + code, roots=[folder])
-        finally:
-            await pool.aclose()
-        return result.stdout, result.error or ""
-
-    stdout, error = asyncio.run(run())
+    result = _run("print('before')\n" + code, _world(tmp_path / "w"))
+    stdout, error = result.stdout, result.error or ""
     assert stdout == "before\n" and shown in error, (stdout, error)
 
 
@@ -135,15 +134,6 @@ def test_the_payloads_that_escaped_are_refused(tmp_path: Path, name: str) -> Non
     and a private attribute a Python base class set on the snippet's instance."""
     folder = _world(tmp_path / "redteam")
     code = dict(PAYLOADS)[name].replace("/tmp/redteam", str(tmp_path / "redteam"))
-
-    async def run() -> tuple[bool, str]:
-        pool = SandboxPool(Settings(sandbox_isolation="none", code_exec_timeout_seconds=10))
-        try:
-            result = await pool.run(code, roots=[folder])
-        finally:
-            await pool.aclose()
-        return result.refused, "\n".join(str(x) for x in (result.stdout, result.error))
-
-    refused, text = asyncio.run(run())
+    refused, text = _refusal(_run(code, folder))
     assert refused, text
     assert "not allowed in the sandbox" in text or "not available in the sandbox" in text, text

@@ -14,6 +14,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp_harness import _plain, ask, lsp_session
+from tests.procs import alive, descendants
 from tests.scripted_model import Reply, ScriptedModelServer
 from tests.waiting import until
 
@@ -230,7 +231,7 @@ async def test_cancel_request_interrupts_cortex_run(model: ScriptedModelServer, 
             msg_id="run-to-cancel"))
         server_pid = client._server.pid  # type: ignore[union-attr]
         # the sandbox worker is running the code: a process below the server sleeps in time.sleep(40)
-        (sleeper, *_) = await until(lambda: _sleeping(_descendants(server_pid)), within=60,
+        (sleeper, *_) = await until(lambda: _sleeping(descendants(server_pid)), within=60,
                                     what="the sandbox worker to run the snippet (a process in nanosleep)")
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-to-cancel"))
         try:
@@ -238,7 +239,7 @@ async def test_cancel_request_interrupts_cortex_run(model: ScriptedModelServer, 
         except JsonRpcException as exc:
             outcome = exc
         # the sandbox worker running the code is stopped
-        await until(lambda: not _alive(sleeper), what="the worker running the code to be stopped")
+        await until(lambda: not alive(sleeper), what="the worker running the code to be stopped")
         follow_up = await asyncio.wait_for(client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="cortex.session.new", arguments=[])), timeout=30)
     assert isinstance(outcome, JsonRpcException) and outcome.code == -32800, outcome
@@ -255,33 +256,6 @@ def _sleeping(pids: set[int]) -> list[int]:
             continue
         if "nanosleep" in wchan:
             found.append(pid)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """``pid`` exists and is no zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _descendants(pid: int) -> set[int]:
-    """Processes below ``pid`` (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
     return found
 
 

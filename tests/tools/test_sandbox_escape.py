@@ -25,6 +25,8 @@ from loopback import Listener
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
 from cortex_lsp.tools.sandbox.isolation import _python_dirs, bwrap_argv, plan_isolation
+from tests.procs import alive, descendants
+from tests.procs import state as proc_state
 from tests.user_dirs import REAL_HOME
 from tests.waiting import until_sync
 
@@ -358,43 +360,6 @@ asyncio.run(main())
 """
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("mode", ["none", "auto"])
 @pytest.mark.parametrize("state", ["idle", "busy"])
 def test_worker_dies_with_server(mode: str, state: str, world: dict[str, Path]) -> None:
@@ -409,19 +374,19 @@ def test_worker_dies_with_server(mode: str, state: str, world: dict[str, Path]) 
         assert server.stdout is not None and server.stdin is not None
         assert server.stdout.readline().strip() == "ready"
         if state == "busy":  # the snippet (a busy loop) has started: the waiting worker runs instead of waiting
-            waiting = _descendants(server.pid)  # not the spare the run starts after it
+            waiting = descendants(server.pid)  # not the spare the run starts after it
             server.stdin.write("go\n")
             server.stdin.flush()
-            until_sync(lambda: any(_state(pid) == "R" for pid in waiting),
+            until_sync(lambda: any(proc_state(pid) == "R" for pid in waiting),
                        what="the worker to run the snippet (state R)")
-        workers = _descendants(server.pid)
+        workers = descendants(server.pid)
         assert workers, "no worker process was started"
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=30)
         deadline = time.monotonic() + 20
-        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(_alive(pid) for pid in workers)
+        assert not any(alive(pid) for pid in workers)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)

@@ -16,6 +16,7 @@ import signal
 import pytest
 
 from cortex_lsp.tools.sandbox import pool as pool_module
+from tests.procs import state as proc_state
 
 
 async def _parent_leaving_a_child_behind() -> tuple[asyncio.subprocess.Process, int]:
@@ -63,7 +64,7 @@ async def test_a_process_left_behind_in_the_group_is_killed_after_its_leader_exi
                 os.kill(child, 0)
             except ProcessLookupError:
                 break
-            if _state(child) == "Z":
+            if proc_state(child) == "Z":
                 break
             await asyncio.sleep(0.05)
         else:
@@ -72,14 +73,6 @@ async def test_a_process_left_behind_in_the_group_is_killed_after_its_leader_exi
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
         await pool_module._reap(proc)
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""
 
 
 async def test_a_forged_reply_is_a_worker_failure_not_an_exception() -> None:
