@@ -252,26 +252,35 @@ class SandboxClasses:
         cls = obj if isinstance(obj, type) else type(obj)
         return cls in self._classes
 
+    def _definers(self, obj: object, name: str) -> tuple[bool, bool]:
+        """Does a class the snippet built, and does a foreign class, define ``name`` on ``obj``'s lookup
+        path (:func:`_lookup_path`)?"""
+        owned = foreign = False
+        for klass in _lookup_path(obj):
+            if name in vars(klass):
+                if klass in self._classes:
+                    owned = True
+                else:
+                    foreign = True
+        return owned, foreign
+
+    def _foreign_bases_built_in(self, obj: object) -> bool:
+        """Every class ``obj`` (an instance) inherits that the snippet did not build is built into the
+        interpreter (a Python base class may have set private attributes on it: ``PrettyPrinter._stream``)."""
+        return all(k in self._classes or k.__module__ == "builtins" for k in type(obj).__mro__)
+
     def private_ok(self, obj: object, name: str) -> bool:
         """``_name`` on ``obj``: only on the snippet's objects, only where the lookup finds it in a class
         the snippet built (or, for an instance, in its own namespace), and only if no foreign class on
         the lookup path defines it. A class's lookup path includes its metaclass's: ``EnumType._convert_``
         or ``ABCMeta._dump_registry`` reached through the snippet's ``class E(enum.Enum)`` is foreign.
-        An instance's own private attributes count only when every foreign class it inherits is built
-        into the interpreter (a Python base class may have set them: ``PrettyPrinter._stream``)."""
+        An instance's own private attributes count only when :meth:`_foreign_bases_built_in`."""
         if not self.owns(obj):
             return False
-        cls = obj if isinstance(obj, type) else type(obj)
-        path = _lookup_path(obj)
-        found = False
-        for klass in path:
-            if name in vars(klass):
-                if klass not in self._classes:
-                    return False
-                found = True
-        if found or isinstance(obj, type):
-            return found
-        if any(k not in self._classes and k.__module__ != "builtins" for k in cls.__mro__):
+        owned, foreign = self._definers(obj, name)
+        if foreign or owned or isinstance(obj, type):
+            return owned and not foreign
+        if not self._foreign_bases_built_in(obj):
             return False
         try:
             return name in vars(obj)
@@ -280,28 +289,20 @@ class SandboxClasses:
 
     def private_settable(self, obj: object, name: str) -> bool:
         """May the snippet set or delete ``_name`` on ``obj``: its own object, no foreign class on the
-        lookup path defines the name, and (for an instance) every foreign class it inherits is built in."""
-        if not self.owns(obj):
+        lookup path defines the name, and (for an instance) :meth:`_foreign_bases_built_in`."""
+        if not self.owns(obj) or self._definers(obj, name)[1]:
             return False
-        cls = obj if isinstance(obj, type) else type(obj)
-        path = _lookup_path(obj)
-        if any(name in vars(klass) and klass not in self._classes for klass in path):
-            return False
-        return isinstance(obj, type) or all(k in self._classes or k.__module__ == "builtins" for k in cls.__mro__)
+        return isinstance(obj, type) or self._foreign_bases_built_in(obj)
 
     def private_missing(self, obj: object, name: str) -> bool:
         """``_name`` is nowhere on the lookup path of the snippet's own ``obj`` (so ``getattr``'s default
         applies, and nothing foreign is asked for it)."""
-        if not self.owns(obj):
-            return False
-        path = _lookup_path(obj)
-        if any(name in vars(klass) for klass in path):
+        if not self.owns(obj) or any(self._definers(obj, name)):
             return False
         try:
             return isinstance(obj, type) or name not in vars(obj)
         except TypeError:
             return True
-
 
 class Guards:
     """The guard functions of one run (bound to that run's :class:`SandboxClasses` and module views)."""
