@@ -116,9 +116,10 @@ def route_label(message: str, classifier: object | None) -> tuple[str, str, floa
 
     began = time.perf_counter()
     intent = read_intent(message)
-    meaning = classifier.classify_sync(intent.words) if isinstance(classifier, MeaningClassifier) else None
+    meaning = classifier.classify_sync(message, WORKSPACE) if isinstance(classifier, MeaningClassifier) else None
     ruled = route(intent, message=message, available=TOOLS)
-    chosen = combine(ruled, meaning, intent, message=message, available=TOOLS)
+    chosen = combine(ruled, meaning, intent, message=message, available=TOOLS,
+                     exists=lambda name: (WORKSPACE / name).exists())
     seconds = time.perf_counter() - began
     tools = [c.tool for c in chosen.calls]
     if chosen.save_to:
@@ -138,6 +139,7 @@ def routing_only(cases: list[RouteCase]) -> tuple[list[tuple[RouteCase, str, str
     classifier = packaged_classifier()
     if classifier is not None:
         classifier.prepare()
+        classifier.prepare_project(WORKSPACE)  # as the server's warm-up does
         classifier.classify_sync("warm up")
     rows = [(c, *route_label(c.message, classifier)) for c in cases]
     return rows, "meaning classifier + word tables" if classifier is not None else "word tables only"

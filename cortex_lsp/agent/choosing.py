@@ -12,7 +12,7 @@ import asyncio
 from cortex_lsp.agent.context import RunContext
 from cortex_lsp.agent.deps import AgentDeps
 from cortex_lsp.agent.meaning import Meaning
-from cortex_lsp.agent.meaning_route import combine
+from cortex_lsp.agent.meaning_route import Exists, combine
 from cortex_lsp.agent.plan_guards import READ_TOOLS
 from cortex_lsp.agent.planner import Planner, PlanOutcome, fallback_plan
 from cortex_lsp.agent.profile import ModelProfile
@@ -26,7 +26,7 @@ SMALL_CHOICE_TOOLS = READ_TOOLS | {"calculator", "current_time"}
 
 
 def route_for(ctx: RunContext, available: list[str], *, words_override: str | None = None,
-              meaning: Meaning | None = None) -> Route:
+              meaning: Meaning | None = None, exists: Exists | None = None) -> Route:
     """The route of this run; a worker's subtask is model text, so it routes on the user's words.
     "Try again" routes the user's previous request again. ``meaning`` (the classifier's reading of
     the request as typed) picks the route where the word tables find no call."""
@@ -38,7 +38,7 @@ def route_for(ctx: RunContext, available: list[str], *, words_override: str | No
         meaning = None  # it read "try again", not the request routed again
         intent = read_intent(source, selection=selection)  # the earlier turn, read on its own
     ruled = route(intent, message=source, available=available, code_at_hand=ctx.code_at_hand)
-    return combine(ruled, meaning, intent, message=source, available=available)
+    return combine(ruled, meaning, intent, message=source, available=available, exists=exists)
 
 
 def routed_plan(decided: Route, profile: ModelProfile) -> tuple[Plan, list[str]]:

@@ -137,11 +137,24 @@ class AgentKernel:
             return None, 0.0
         try:
             async with asyncio.timeout(MEANING_SECONDS):
-                meaning = await classifier.classify(intent.words)
+                roots = self.deps.workspace.roots
+                # the message as typed: meaning only picks among read-only routes, and a cut clause
+                # ("tell me which URL paths register() returns") still says what the request is about
+                meaning = await classifier.classify(request.message, roots[0] if roots else None)
         except Exception as exc:  # incl. a time-out: the word tables still route
             log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
             return None, time.monotonic()
         return meaning, time.monotonic()
+
+    def _exists(self, name: str) -> bool:
+        """Is there a file or folder ``name`` in an open folder (a stat each; no guard needed to look)?"""
+        for root in self.deps.workspace.roots:
+            try:
+                if (root / name).exists():
+                    return True
+            except (OSError, ValueError):
+                continue
+        return False
 
     async def _record_error(self, request: AgentRequest, message: str) -> None:
         # An infrastructure error is never stored as an assistant turn (it would be replayed as an answer).
@@ -193,7 +206,7 @@ class AgentKernel:
         if meaning is not None and profile.small:
             record.notes.append(f"{meaning.describe()}; it added {meaning_added * 1000:.1f} ms to the ask")
         route = route_for(ctx, available, words_override=self.words_override,
-                          meaning=meaning if profile.small else None)
+                          meaning=meaning if profile.small else None, exists=self._exists)
         telemetry.set_route(route.kind)
         if route.kind == "direct" or profile.small:
             # the router decided (a small model never plans): no planner call, only the route's tools

@@ -1,20 +1,28 @@
-"""The router's word tables and the meaning classifier, combined into one route.
+"""The router's word tables and the request's meaning, combined into one route.
 
 The word tables (:func:`cortex_lsp.agent.router.route`) are precise where they fire: a named file, an
 expression, a fenced block, a write the words ask for. Where they find no call (a ``direct`` or
-``undecided`` route), the request's meaning (:mod:`cortex_lsp.agent.meaning`) picks the read-only
-route, and the slots still come from the parsed intent: the folder named in the words, the code the
-user typed, the numbers they gave. A route whose slots are missing is not taken. Meaning never adds a
-write: ``write_given`` is taken only where the words' own write grant already made a route.
+``undecided`` route), the request's meaning (:mod:`cortex_lsp.agent.meaning`) picks the route, and the
+slots still come from the request and the open folder: the folder named in the words (one that
+exists), the code the user typed, the numbers they gave, the document section that covers the
+question. A route whose slots are missing is not taken. A few readings of the meaning also correct the
+tables where they read a word too narrowly: a folder written as a path is listed, not searched as
+documents; code typed after "run" runs even when a name in it looks like a file.
+
+Writes: meaning may *propose* writing text the user gave into a new file ("new file scratch.py,
+content: …"). It grants nothing: the write goes to the user's review in the editor (labelled asked or
+not by the words' own reading), and where nobody can review, only the words' grant lets it through.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cortex_lsp.agent.datavalue import is_data_file
+from cortex_lsp.agent.given import given_write
 from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.project_view import ProjectView
 from cortex_lsp.agent.router import (
     DOC_TOP_K,
     IntentLike,
@@ -34,6 +42,10 @@ _LISTING = re.compile(
     r"cartella|progetto|arquivos|pasta|projeto|bestanden|map|mappen?|filer|mapp|projektet|pliki|folderze|katalog)\b",
     re.IGNORECASE,
 )
+#: ...and the files in it: "which files", "quels fichiers", "welche Dateien"
+_FILES_NOUN = re.compile(
+    r"\b(?:files|dateien|fichiers|archivos|ficheros|file|arquivos|bestanden|filer|pliki|plików|documenti|"
+    r"contents?|inhalt|contenu|contenido)\b", re.IGNORECASE)
 #: ...and at the documents for a document search (the corpus slot)
 _DOCUMENTS = re.compile(
     r"\b(?:docs?|document\w*|dokument\w*|documenta\w*|doku\w*|guides?|handbook|manual|readme|wiki|notes|"
@@ -41,25 +53,59 @@ _DOCUMENTS = re.compile(
     re.IGNORECASE,
 )
 _FENCED = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.MULTILINE | re.DOTALL)
+_WORD = re.compile(r"`?([\w][\w.-]*(?:/[\w.-]+)*)/?`?")
+
+#: the nearest document section covers the request at this cosine: a document search, whatever the
+#: classifier's route (questions the documents answer score 0.40-0.70, general knowledge below 0.36)
+DOCS_MATCH = 0.40
+#: the classifier reads a document search and the nearest section is at least this close
+DOCS_MEANT = 0.30
 
 
-def _list(intent: IntentLike, offered: set[str]) -> Route | None:
-    if "list_dir" not in offered or not (_LISTING.search(intent.words) or folder_named(intent.words) != "."):
+def project_folder(message: str, project: ProjectView | None) -> str | None:
+    """A folder of the open project the request names ("ls src", "in `docs/`", "the src folder")."""
+    if project is None:
         return None
-    call = RoutedCall("list_dir", {"path": folder_named(intent.words)})
+    for match in _WORD.finditer(message):
+        token = match.group(1).rstrip(".,;:?!")
+        found = project.folder(token)
+        if found is not None and not re.search(r"\.\w{1,5}$", token):
+            return found
+    return None
+
+
+def _path_written(message: str, folder: str) -> bool:
+    """The folder is written as a path ("docs/", "`docs`", "./docs") or with a word for a folder."""
+    name = re.escape(folder)
+    return bool(re.search(rf"(?:\./)?{name}/(?![\w.])|`{name}/?`|\b{name}\s+(?:folder|directory|dir)\b|"
+                          rf"\b(?:folder|directory|dir|ordner|dossier|r[ée]pertoire|carpeta|cartella|pasta|map|mapp|mappen|mappe|"
+                          rf"katalog(?:u|en)?|folderze|verzeichnis)\s+{name}\b",
+                          message, re.IGNORECASE))
+
+
+def _list(intent: IntentLike, offered: set[str], message: str, project: ProjectView | None) -> Route | None:
+    if "list_dir" not in offered:
+        return None
+    folder = project_folder(message, project)
+    if folder is None and not _LISTING.search(intent.words):
+        named = folder_named(intent.words)
+        if named == ".":
+            return None
+        folder = named
+    call = RoutedCall("list_dir", {"path": folder or folder_named(intent.words)})
     return Route("tools", (call,), tools=("list_dir",), prose=False, reason="the request means a folder listing")
 
 
-#: a reading this clear is a document search even without a word for the documents ("how do we deploy
-#: this service?"): the classifier's score and its lead over the runner-up
-DOCS_WITHOUT_WORD = (0.35, 0.06)
-
-
-def _docs(intent: IntentLike, offered: set[str], meaning: Meaning | None = None) -> Route | None:
-    clear = meaning is not None and meaning.score >= DOCS_WITHOUT_WORD[0] and meaning.margin >= DOCS_WITHOUT_WORD[1]
-    if "doc_search" not in offered or not (_DOCUMENTS.search(intent.words) or clear):
+def _docs(intent: IntentLike, offered: set[str], meaning: Meaning, message: str, *, meant: bool = True) -> Route | None:
+    """A document search, when the documents cover the request (or, when the classifier read a document
+    search: ``meant``, when the words name them)."""
+    if "doc_search" not in offered:
         return None
-    query = doc_query(intent.words)
+    near = meaning.docs.score if meaning.docs is not None else 0.0
+    covered = near >= DOCS_MATCH or (meant and (_DOCUMENTS.search(message) or near >= DOCS_MEANT))
+    if not covered:
+        return None
+    query = doc_query(intent.words if len(intent.words) > 12 else message)
     call = RoutedCall("doc_search", {"action": "search", "query": query, "top_k": DOC_TOP_K})
     return Route("tools", (call,), tools=("doc_search",), question=doc_question(query),
                  reason="the request means a search of the documents")
@@ -72,8 +118,7 @@ def _run(intent: IntentLike, offered: set[str], message: str) -> Route | None:
     typed = code.group(1) if code else inline_code(message)
     if not typed or not typed.strip() or "python_exec" not in offered or intent.cues.code_writing:
         return None
-    code_text = typed
-    call = RoutedCall("python_exec", {"code": code_text})
+    call = RoutedCall("python_exec", {"code": typed})
     return Route("tools", (call,), tools=("python_exec",), prose=False, run_meant=True,
                  reason="the request means running the given code")
 
@@ -112,6 +157,58 @@ def _read(intent: IntentLike, offered: set[str]) -> Route | None:
                  reason="the request means reading the named file")
 
 
+Exists = Callable[[str], bool]
+
+
+def _write(offered: set[str], message: str, project: ProjectView | None, exists: Exists) -> Route | None:
+    """Text the user gave, for a new file: proposed for the user's review (the consent rules decide)."""
+    if "write_file" not in offered:
+        return None
+    folders = {f.lower() for f in project.folders} if project else set()
+    given = given_write(message, lambda name: name.lower().strip("/") in folders or exists(name))
+    if given is None:
+        return None
+    return Route("tools", save_to=given.target, save_text=given.text, tools=("write_file",), prose=False,
+                 reason="the request means writing the text it gives to a new file")
+
+
+def _corrected(ruled: Route, meaning: Meaning, intent: IntentLike, offered: set[str], message: str,
+               project: ProjectView | None) -> Route | None:
+    """Where the meaning corrects a call the word tables made from one word read too narrowly."""
+    tools = {c.tool for c in ruled.calls}
+    if meaning.nearest == "run_code" and tools and tools <= {"calculator", "read_file"}:
+        # "run print(3 ** 4)": the code runs, its arithmetic is not lifted out of it, and a name inside
+        # it ("w.capitalize") is no file to read
+        code = inline_code(message) or ""
+        reads = [str(c.arguments.get("path")) for c in ruled.calls if c.tool == "read_file"]
+        if all(r in code for r in reads):
+            return _run(intent, offered, message)
+    if "doc_search" in tools and tools <= {"doc_search", "list_dir"}:
+        return _folder_files(intent, offered, meaning, message, project)
+    if tools == {"list_dir"} and all(c.arguments.get("path") in (".", "") for c in ruled.calls):
+        folder = project_folder(message, project)  # "ls src": the folder the tables did not see
+        if folder is not None:
+            return _list(intent, offered, message, project)
+    return None
+
+
+def _folder_files(intent: IntentLike, offered: set[str], meaning: Meaning, message: str,
+                  project: ProjectView | None) -> Route | None:
+    """"which files live in docs/", "is there anything in `docs/` besides the guide", "Vad finns i mappen
+    docs?": a folder of the project, written as a folder, asked about: its listing (not a search of the
+    documents that share its name)."""
+    if intent.files or meaning.nearest not in ("list", "doc_search", "read", "direct"):
+        return None
+    folder = project_folder(message, project)
+    if folder is None:
+        return None
+    written = _path_written(message, folder)
+    if (meaning.nearest == "list" and (written or _FILES_NOUN.search(message))) or \
+            (written and (_FILES_NOUN.search(message) or meaning.nearest in ("list", "doc_search"))):
+        return _list(intent, offered, message, project)
+    return None
+
+
 def combine(
     ruled: Route,
     meaning: Meaning | None,
@@ -119,22 +216,40 @@ def combine(
     *,
     message: str,
     available: Sequence[str],
+    exists: Exists | None = None,
 ) -> Route:
-    """The route to take: the word tables' where they made calls (or a write), else the meaning's."""
-    if meaning is None or not meaning.sure:
-        return ruled
-    if meaning.route == "run_code" and ruled.calls and all(c.tool == "calculator" for c in ruled.calls):
-        # "run print(3 ** 4)": the code the user typed runs, its arithmetic is not lifted out of it
-        return _run(intent, set(available), message) or ruled
-    if ruled.kind == "tools" or ruled.save_to:
+    """The route to take: the word tables' where they made calls (or a write), else the meaning's.
+    ``exists`` says whether a path in the open folder exists (a write of given text goes to a new file
+    only; without it, meaning proposes no write)."""
+    if meaning is None:
         return ruled
     offered = set(available)
-    kind = meaning.route
-    chosen: Route | None = None
-    if kind == "list":
-        chosen = _list(intent, offered)
+    project = meaning.project
+    corrected = _corrected(ruled, meaning, intent, offered, message, project)
+    if corrected is not None:
+        return corrected
+    if ruled.kind == "tools" or ruled.save_to:
+        reads_missing = bool(ruled.calls) and all(c.tool == "read_file" for c in ruled.calls) and exists is not None \
+            and not any(exists(str(c.arguments.get("path"))) for c in ruled.calls)
+        asks = message.rstrip().endswith("?")
+        if not (reads_missing and exists is not None and not asks
+                and meaning.nearest in ("write_given", "read", "direct", "data_value")):
+            return ruled
+        # "new file scratch.py, content: …": the file named is not there to read; the text is given
+        return _write(offered, message, project, exists) or ruled
+    kind = meaning.route if meaning.sure else meaning.nearest
+    chosen: Route | None = _folder_files(intent, offered, meaning, message, project)
+    if chosen is not None:
+        return chosen
+    if kind == "write_given":
+        chosen = _write(offered, message, project, exists) if exists is not None else None
+    elif not meaning.sure and kind not in ("list", "doc_search"):
+        chosen = None  # an unsure reading picks no tool, except the two a slot in the folder confirms
+    elif kind == "list":
+        confirmed = meaning.sure or project_folder(message, project) is not None
+        chosen = _list(intent, offered, message, project) if confirmed else None
     elif kind == "doc_search":
-        chosen = _docs(intent, offered, meaning)
+        chosen = _docs(intent, offered, meaning, message)
     elif kind == "run_code":
         chosen = _run(intent, offered, message)
     elif kind == "compute":
@@ -143,4 +258,6 @@ def combine(
         chosen = _read(intent, offered)
     elif kind == "data_value":
         chosen = _read(intent, offered) or _find(intent, offered)
+    if chosen is None and not intent.files and not intent.code and kind not in ("compute", "run_code"):
+        chosen = _docs(intent, offered, meaning, message, meant=False)
     return chosen or ruled

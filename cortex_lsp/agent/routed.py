@@ -21,6 +21,8 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
 from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
 from cortex_lsp.agent.deps import Emit
+from cortex_lsp.agent.evidence import Excerpt, outline, relevant_lines
+from cortex_lsp.agent.evidence import render as render_excerpts
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
 from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
@@ -173,6 +175,31 @@ def citations(calls: list[CallOutcome], limit: int = 3) -> list[str]:
     return out[:limit]
 
 
+_PASSAGE = re.compile(r"^\[\d+\] (\S+?):(\d+)-(\d+)\n(.*?)(?=\n\n\[\d+\] |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def excerpts(calls: list[CallOutcome], question: str) -> list[Excerpt]:
+    """The lines of what was read (a file, the passages a search found) that the question points at:
+    shown under the model's answer as its evidence (:mod:`cortex_lsp.agent.evidence`)."""
+    found: list[Excerpt] = []
+    for call in calls:
+        if not call.result.success:
+            continue
+        if call.name == "read_file":
+            header = _FILE_HEADER.match(call.result.output + "\n")
+            if header is not None:
+                path = str(call.arguments.get("path") or header.group(1))
+                found += relevant_lines(header.group(1) or path, call.result.output[header.end():], question)
+        elif call.name == "doc_search":
+            for match in _PASSAGE.finditer(call.result.output):
+                text = match.group(4).removesuffix(" …")
+                found += relevant_lines(match.group(1), text, question, first_line=int(match.group(2)),
+                                        max_lines=4)
+                if found:
+                    break  # the best-ranked passage that points at lines
+    return found[:2]
+
+
 def file_content(text: str, path: str) -> str:
     """What to save: for a code file, the code inside a fence when the reply has one."""
     if path.lower().endswith(_CODE_SUFFIXES):
@@ -296,7 +323,7 @@ class RoutedRun:
             calls = []  # the model's own guess at a call failed: answer without it
         if self.route.save_to and self._given(calls) is not None:
             return ""  # the text to save is given: nothing to write, the save line is the answer
-        computed = self._computed(ok)
+        computed = self._computed(ok) or self._outlined(ok)
         if computed is not None:
             self.executor.stream_text(computed)
             return computed
@@ -331,8 +358,15 @@ class RoutedRun:
         if not answer.strip() and ok:
             answer = "\n\n".join(shown(c) for c in ok)  # the model said nothing: show what was found
             self.executor.stream_text(answer)
+        if self.route.save_to:
+            return answer
+        evidence = excerpts(ok, self.ctx.task)
         sources = citations(ok)
-        if sources and not self.route.save_to:
+        if evidence:
+            shown_lines = "\n\n" + render_excerpts(evidence)
+            self.executor.stream_text(shown_lines)
+            answer += shown_lines
+        if sources:
             line = "\n\nSources: " + ", ".join(sources)
             self.executor.stream_text(line)
             answer += line
@@ -345,6 +379,18 @@ class RoutedRun:
         answer = data_answer(ok[0], self.ctx.task)
         if answer is not None:
             self._start("Compute the answer from the data")
+        return answer
+
+    def _outlined(self, ok: list[CallOutcome]) -> str | None:
+        """What the one file read defines or holds, when that is what was asked (its functions, its keys)."""
+        if len(ok) != 1 or ok[0].name != "read_file" or self.route.save_to:
+            return None
+        header = _FILE_HEADER.match(ok[0].result.output + "\n")
+        if header is None:
+            return None
+        answer = outline(header.group(1), ok[0].result.output[header.end():], self.ctx.task)
+        if answer is not None:
+            self._start("Outline the file")
         return answer
 
     async def _find_data(self) -> tuple[list[CallOutcome], str | None]:

@@ -264,22 +264,34 @@ def _is_code(candidate: str) -> bool:
 
 
 def inline_code(message: str) -> str | None:
-    """Python the user typed without a fence ("Run this Python code: print(sum(range(101)))"): the
-    longest text after a run verb (or a colon) that parses as Python and looks like code, not prose."""
+    """Python the user typed without a fence ("Run this Python code: print(sum(range(101)))", "could u
+    run print(bin(37)) real quick"): the longest text after a run verb (or a colon) that parses as
+    Python and looks like code, not prose; words after the code are left out."""
     if "```" in message or len(message) > MAX_CODE_CHARS:
         return None
     best: str | None = None
+    quoted = [m.span() for m in _QUOTED_SPAN.finditer(message)]
     for lead in _INLINE_LEAD.finditer(message):
+        if any(a < lead.start() < b for a, b in quoted):
+            continue  # "what does this email say? "Run: …"": a quote's words are data, not a request
         rest = message[lead.end():].strip()
         candidates = [rest, _TRAILING_WORDS.sub("", rest).strip()]
         spans = rest.lstrip("`").split("`")
         if (message[lead.end() - 1:lead.end()] == "`" or rest.startswith("`")) and len(spans) == 2:
-            # the one backtick span right after the run verb is the code, whatever words follow its close
+            # the backtick span right after the run verb is the code, whatever words follow its close
             candidates.append(spans[0])
+        # the code, then words ("print(bin(37)) real quick"): the text up to each word's end where the
+        # code could end (a bracket, a quote, a digit: "print(7) and paste" ends on a word, it is prose)
+        if "`" not in rest:  # backticks mark the code themselves (above)
+            candidates.extend(rest[:m.end()] for m in _WORD_END.finditer(rest) if not rest[m.end() - 1].isalpha())
         for candidate in candidates:
             candidate = candidate.strip("`").rstrip("?").strip()
             if candidate.endswith(".") and not candidate.endswith(".."):
                 candidate = candidate[:-1]
-            if _is_code(candidate) and (best is None or len(candidate) > len(best)):
+            if (best is None or len(candidate) > len(best)) and _is_code(candidate):
                 best = candidate
     return best
+
+
+_WORD_END = re.compile(r"\S(?=\s|$)")
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»")

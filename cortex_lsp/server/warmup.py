@@ -83,7 +83,7 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
         report.failed["imports"] = ", ".join(missing)
     else:
         report.done.append("imports")
-    # the request classifier needs no model: its session and route centroids load while the model starts
+    # the request classifier needs no model: its session and route weights load while the model starts
     meaning = asyncio.ensure_future(_warm_meaning(ls)) if ls.settings.model_profile != "full" else None
 
     model = None
@@ -130,6 +130,8 @@ async def _warm_meaning(ls: CortexServer) -> None:
     classifier = services.meaning_classifier(ls)
     if classifier is not None:
         await classifier.warm()
+        for root in list(ls.roots)[:1]:  # the folder routing reads: its documents' sections, embedded
+            await asyncio.to_thread(classifier.prepare_project, root)
 
 
 def start(ls: CortexServer) -> asyncio.Task[WarmupReport]:

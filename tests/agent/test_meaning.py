@@ -1,5 +1,5 @@
 """The meaning classifier: held-out examples routed by the real embedder, the shape of a request,
-the unsure zone, the centroid cache and its use from many threads."""
+the unsure zone, the weights cache and its use from many threads."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def embedder() -> _Memo:
 
 
 def test_held_out_examples_are_routed_by_meaning(embedder: _Memo) -> None:
-    """Four folds: each quarter of every route's examples is classified by centroids of the rest.
+    """Four folds: each quarter of every route's examples is classified by scorers fitted to the rest.
     (The split is of the examples, never of the paraphrase eval set.)"""
     right, total, wrong = 0, 0, []
     for fold in range(FOLDS):
@@ -96,17 +96,17 @@ def test_a_request_between_two_routes_is_answered_directly() -> None:
     assert unlike.route == "direct" and unlike.score < 0.2
 
 
-def test_centroids_are_cached_on_disk_and_reused(tmp_path: Path) -> None:
+def test_route_weights_are_cached_on_disk_and_reused(tmp_path: Path) -> None:
     first = _Axes(["apple", "pear"])
     MeaningClassifier(first, {"a": ("apple",), "b": ("pear",)}, cache_dir=tmp_path).prepare()
-    assert first.calls == 1 and len(list(tmp_path.glob("route-centroids-*.npy"))) == 1
+    assert first.calls == 1 and len(list(tmp_path.glob("route-weights-*.npy"))) == 1
     again = _Axes(["apple", "pear"])
     cached = MeaningClassifier(again, {"a": ("apple",), "b": ("pear",)}, cache_dir=tmp_path)
     assert cached.classify_sync("apple pie").route == "a" and again.calls == 1  # only the request
     changed = _Axes(["apple", "pear"])
     MeaningClassifier(changed, {"a": ("apple", "apples"), "b": ("pear",)}, cache_dir=tmp_path).prepare()
     assert changed.calls == 1, "other examples: other key, embedded again"
-    for path in tmp_path.glob("route-centroids-*.npy"):
+    for path in tmp_path.glob("route-weights-*.npy"):
         path.write_bytes(b"not numpy")
     broken = _Axes(["apple", "pear"])
     assert MeaningClassifier(broken, {"a": ("apple",), "b": ("pear",)}, cache_dir=tmp_path) \

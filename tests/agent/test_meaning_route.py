@@ -1,11 +1,14 @@
 """The word tables and the meaning combined: meaning fills in where the tables found no call, slots
-come from the user's words, and meaning never adds a write or a tool the words left no slot for."""
+come from the user's words and the open folder, and meaning adds no tool the words and the folder left
+no slot for; a write it proposes is only of text the user gave, to a new file."""
 
 from __future__ import annotations
 
 import pytest
 
+from cortex_lsp.agent.docs_match import DocsMatch
 from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.project_view import DocSection, ProjectView
 from cortex_lsp.agent.meaning_route import combine
 from cortex_lsp.agent.router import Route, read_intent, route
 from cortex_lsp.agent.runnability import inline_code
@@ -68,6 +71,8 @@ def test_meaning_never_adds_a_write(message: str) -> None:
 
 @pytest.mark.parametrize("kind", ["list", "doc_search", "run_code", "compute", "data_value", "read"])
 def test_an_unsure_reading_changes_nothing(kind: str) -> None:
+    """Without the open folder to confirm a slot (a folder that exists, a document section that covers
+    the request), an unsure reading picks no route."""
     message = "give me a quick overview of what's in the src folder"
     assert decide(message, meant(kind, sure=False)) == decide(message, None)
 
@@ -135,3 +140,72 @@ def test_a_selection_is_not_run_on_meaning_alone() -> None:
     ruled = route(intent, message=message, available=TOOLS, code_at_hand="def average(xs): ...")
     chosen = combine(ruled, meant("run_code"), intent, message=message, available=TOOLS)
     assert "python_exec" not in chosen.tools and not chosen.run_meant
+
+
+# -- the open folder confirms the slots --------------------------------------------------------------
+
+PROJECT = ProjectView(folders=frozenset({"src", "docs", "src/api"}),
+                      sections=(DocSection("docs/ops.md", 3, "Restoring a backup", "Run restore.sh with the date."),))
+ON_DISK = {"app.py", "notes.md", "src", "docs"}
+
+
+def reading(kind: str, *, sure: bool = True, docs: float = 0.0) -> Meaning:
+    return Meaning(route=kind if sure else "direct", nearest=kind, score=0.6, margin=0.2 if sure else 0.0,
+                   runner_up="direct", project=PROJECT, docs=DocsMatch(docs, PROJECT.sections[0]))
+
+
+def decide_in(message: str, meaning: Meaning, available: list[str] = TOOLS) -> Route:
+    intent = read_intent(message)
+    ruled = route(intent, message=message, available=available)
+    return combine(ruled, meaning, intent, message=message, available=available,
+                   exists=lambda name: name.strip("/") in ON_DISK)
+
+
+@pytest.mark.parametrize(("message", "folder"), [
+    ("ls src", "src"),
+    ("Welche Dateien liegen im Ordner src?", "src"),
+    ("what's under src/api", "src/api"),
+])
+def test_a_folder_of_the_project_is_listed(message: str, folder: str) -> None:
+    chosen = decide_in(message, reading("list", sure=False))
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": folder})]
+
+
+@pytest.mark.parametrize("message", [
+    "Can you show me which files live in docs/?",
+    "Is there anything in `docs/` besides the setup guide?",
+    "enumerate the markdown files in the docs directory",
+])
+def test_a_folder_written_as_a_folder_is_listed_not_searched(message: str) -> None:
+    chosen = decide_in(message, reading("doc_search"))
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": "docs"})]
+
+
+def test_the_documents_answer_a_question_they_cover() -> None:
+    chosen = decide_in("how do I restore a backup?", reading("direct", sure=False, docs=0.55))
+    assert [c.tool for c in chosen.calls] == ["doc_search"]
+    chosen = decide_in("how do I restore a backup?", reading("doc_search", docs=0.33))
+    assert [c.tool for c in chosen.calls] == ["doc_search"]
+    assert decide_in("what is the capital of Peru?", reading("direct", sure=False, docs=0.1)).kind == "direct"
+    assert decide_in("what is the capital of Peru?", reading("doc_search", docs=0.2)).calls == ()
+
+
+def test_meaning_proposes_a_write_of_given_text_to_a_new_file_only() -> None:
+    chosen = decide_in("new file plan.txt, content: ship on Monday", reading("write_given"))
+    assert (chosen.save_to, chosen.save_text, chosen.tools) == ("plan.txt", "ship on Monday", ("write_file",))
+    chosen = decide_in("out.txt <- 42", reading("read"))  # the file named is not there to read
+    assert (chosen.save_to, chosen.save_text) == ("out.txt", "42")
+    assert decide_in("notes.md: ship on Monday", reading("write_given")).save_to is None  # it exists
+    assert decide_in("what's in plan.txt: anything?", reading("read")).save_to is None  # a question
+    assert decide_in("new file plan.txt, content: x", reading("write_given"), ["read_file"]).save_to is None
+
+
+def test_adding_up_a_column_is_no_write() -> None:
+    chosen = decide_in("add up every amount over 200 in sales.csv", reading("data_value"))
+    assert chosen.save_to is None and [c.tool for c in chosen.calls] == ["read_file"]
+
+
+def test_code_typed_after_run_runs_even_when_a_name_in_it_looks_like_a_file() -> None:
+    message = "Führ bitte diesen Code aus: print(' '.join(w.capitalize() for w in 'a b'.split()))"
+    chosen = decide_in(message, reading("run_code", sure=False))
+    assert [c.tool for c in chosen.calls] == ["python_exec"]

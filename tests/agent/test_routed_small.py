@@ -95,6 +95,25 @@ async def test_a_named_file_is_read_and_the_model_answers_from_it_with_no_tools(
     assert not (agent.root / "evil.txt").exists() and agent.sink is not None and agent.sink.proposals == []
 
 
+async def test_an_answer_from_a_file_shows_the_lines_it_rests_on(agent: AgentHarness) -> None:
+    small(agent)
+    (agent.root / "db.py").write_text('"""Storage."""\n\nDATABASE_URL = "sqlite:///orders.db"\nTIMEOUT = 5\n',
+                                      encoding="utf-8")
+    agent.model.on(Reply(content="It is defined in db.py."), contains=ROLE_PROSE)  # beside the point
+    result = await agent.run("Which database URL does db.py use?")
+    assert result.answer.startswith("It is defined in db.py.")
+    assert 'From db.py, line 3:\n```python\nDATABASE_URL = "sqlite:///orders.db"\n```' in result.answer
+    assert "TIMEOUT" not in result.answer
+
+
+async def test_what_a_file_defines_is_outlined_with_no_model_call(agent: AgentHarness) -> None:
+    small(agent)
+    (agent.root / "tools.py").write_text("def a():\n    pass\n\n\ndef b():\n    pass\n", encoding="utf-8")
+    result = await agent.run("what functions are defined in tools.py?")
+    assert result.answer == "tools.py defines 2 functions: `a` (line 1), `b` (line 5)."
+    assert agent.model.chat_requests == [] and [c.tool for c in result.tool_calls] == ["read_file"]
+
+
 async def test_given_code_is_run_and_its_output_is_the_answer(py_agent: AgentHarness) -> None:
     agent = small(py_agent)
     result = await agent.run("Run this:\n```python\nprint(sum(range(10)))\n```")

@@ -1,0 +1,461 @@
+"""The lines of a file (or of found passages) that a question is about, picked in code.
+
+A small model reads a file and often answers beside it ("The database URL is defined in src/db.py"),
+so an answer from a file is shown with its evidence: the few lines the question points at, quoted
+verbatim with their place. :func:`relevant_lines` scores every line by the question's words (rarer
+words weigh more, a stem or a word's start counts, "roll back" finds "rollback"), takes a definition
+whole when the question names it (``parse_date`` → its ``def`` and docstring), and reads a few code
+words as the code they mean ("imports" → the import lines, "run as a script" → the ``__main__``
+block). Nothing is shown when no line stands out: a summary or a general question gets no excerpt.
+
+Pure: the text comes from the tool that read it (``read_file``, ``doc_search``), through every guard.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+#: lines shown at most, and in at most this many separate places
+MAX_LINES = 6
+MAX_RANGES = 2
+#: a line this long is cut in the excerpt
+LINE_CHARS = 240
+#: a question term must score this share of the best line's score to add another place
+SECOND_SHARE = 0.6
+
+_TOKEN = re.compile(r"[^\W\d_][\w]*|\d+(?:[.,]\d+)*", re.UNICODE)
+_IDENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*?)(?:\(\))?(?=\W|$)")
+#: function words, question words and request verbs (several languages): they say how to ask, not what
+_STOP = frozenset("""
+a an the and or but if of to in on at by for from with without into onto about as is are was were be been being
+am do does did done doing have has had having can could should would will shall may might must it its it's this that
+these those there here what what's whats which who whom whose when where why how i me my mine we us our you your u ur
+he she they them their his her not no yes so than then too very just also only please pls plz thanks thank hey hi
+hello quick quickly real really tell say says said show give gives find look see read open check explain describe
+summarise summarize summary file files folder line lines text contents content inside written write say anything
+something thing things kind sort one ones use used uses using get gets got go goes going make makes made know want
+need wonder like mean means meaning exactly actually some any all each every whole part list value values set
+der die das ein eine und oder ist sind was wie wo wer welche welcher welches im in den dem des mit von zu für auf
+le la les un une des et ou est sont que qui quoi quel quelle comment où dans du de pour sur avec
+el los las unos unas y o es son qué que cuál cuales cómo dónde en del con por para
+il lo gli uno una e che chi quale come dove nel della di per con si
+o os as um uma e é são que qual como onde no na do da em com para
+het een en of is zijn wat welke hoe waar met van voor op
+""".split())
+#: code words → what they point at in Python source
+_IMPORT_WORDS = frozenset({"import", "imports", "imported", "importing", "depend", "depends", "dependency",
+                           "dependencies", "importa", "importiert", "importe", "importe-t-il", "framework",
+                           "frameworks", "library", "libraries", "package", "packages", "module", "modules"})
+_SCRIPT_WORDS = frozenset({"script", "entry", "entrypoint", "__main__", "directly", "executed", "launched",
+                           "started", "start", "starts"})
+_RETURN_WORDS = frozenset({"return", "returns", "returned", "returning", "gibt", "renvoie", "devuelve",
+                           "restituisce", "retorna"})
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Consecutive lines of one file, numbered from 1."""
+
+    path: str
+    start: int
+    lines: tuple[str, ...]
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.lines) - 1
+
+    @property
+    def place(self) -> str:
+        return f"line {self.start}" if self.end == self.start else f"lines {self.start}-{self.end}"
+
+    def render(self) -> str:
+        """``From PATH, lines A-B:`` and the lines in a fence (the file's language, if known)."""
+        body = "\n".join(line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …" for line in self.lines)
+        fence = "````" if "```" in body else "```"
+        return f"From {self.path}, {self.place}:\n{fence}{_language(self.path)}\n{body}\n{fence}"
+
+
+#: a sentence may run over several lines of these (a wrapped paragraph); in code each line stands alone
+_PROSE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".adoc", ""})
+_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".json": "json", ".md": "markdown",
+              ".sh": "sh", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".sql": "sql", ".html": "html",
+              ".css": "css", ".rs": "rust", ".go": "go"}
+
+
+def _language(path: str) -> str:
+    return _LANGUAGES.get(PurePosixPath(path.lower()).suffix, "")
+
+
+def render(excerpts: Sequence[Excerpt]) -> str:
+    return "\n\n".join(e.render() for e in excerpts)
+
+
+def _stem(word: str) -> str:
+    """A crude English stem: plurals and the common verb endings ("dates" → "date", "boxes" → "box",
+    "configured" → "configur"); a word's start matching (:func:`_matches`) does the rest."""
+    w = word.lower().removesuffix("'s")
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and re.search(r"(?:ss|x|z|ch|sh)es$", w):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        return w[:-3]
+    if len(w) > 4 and w.endswith("ed"):
+        return w[:-2]
+    return w
+
+
+def _split_identifier(token: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", token)
+    return [p for p in re.split(r"[_\s]+", spaced) if p]
+
+
+def terms(text: str) -> list[str]:
+    """The stems of ``text``'s words, identifiers split at ``_`` and case changes."""
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        for part in _split_identifier(token) if ("_" in token or re.search(r"[a-z][A-Z]", token)) else [token]:
+            out.append(_stem(part))
+    return out
+
+
+def _question_terms(question: str, path: str) -> list[str]:
+    named = set(terms(PurePosixPath(path).name)) | set(terms(path))
+    out = []
+    for term in terms(question):
+        if term in _STOP or term in named or len(term) < 2 or (term.isdigit() and len(term) < 2):
+            continue
+        if term not in out:
+            out.append(term)
+    return out
+
+
+def _joined(words: list[str]) -> set[str]:
+    """Two neighbouring words written as one ("roll back" → "rollback", "set up" → "setup")."""
+    return {a + b for a, b in itertools.pairwise(words)}
+
+
+def _matches(term: str, line_terms: set[str]) -> float:
+    if term in line_terms:
+        return 1.0
+    if len(term) >= 5 and any(len(t) >= 5 and (t.startswith(term[:5]) and term.startswith(t[:5])) for t in line_terms):
+        return 0.6  # configured / configuration, deploys / deployment
+    return 0.0
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A definition of Python source: its name, its lines (0-based, inclusive) and the lines that say
+    what it is (decorators, the ``def`` line, the docstring)."""
+
+    name: str
+    first: int
+    last: int
+    head_last: int
+
+
+def _units(text: str) -> tuple[list[_Unit], ast.Module | None]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return [], None
+    units: list[_Unit] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+            last = (node.end_lineno or node.lineno) - 1
+            head = node.body[0].end_lineno if ast.get_docstring(node) is not None and node.body else node.lineno
+            units.append(_Unit(node.name, first, last, (head or node.lineno) - 1))
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.col_offset == 0:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    end = (node.end_lineno or node.lineno) - 1
+                    units.append(_Unit(target.id, node.lineno - 1, end, end))
+    return units, tree
+
+
+def _main_block(tree: ast.Module) -> tuple[int, int] | None:
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    return None
+
+
+_DEF_STEMS = frozenset({"function", "func", "method", "class", "def", "helper", "routine", "funktion", "fonction",
+                        "función", "funcion", "funzione", "função", "funcao", "variable", "constant", "defin",
+                        "define"})
+#: words that say the name next to them is a definition ("the chunk function", "la fonction parse_date")
+_DEF_WORDS = frozenset({"function", "functions", "func", "method", "methods", "class", "classes", "def", "helper",
+                        "routine", "funktion", "fonction", "función", "funcion", "funzione", "função", "funcao",
+                        "methode", "méthode", "método", "metodo", "klasse", "classe", "clase", "variable",
+                        "constant", "setting"})
+
+
+def _named_definitions(question: str, units: list[_Unit], path: str) -> list[str]:
+    """Names of ``units`` the question points at: written as code (``a_b``, ``f()``, backticks, camelCase,
+    dotted) or next to a word for a definition; the file's own name is not one."""
+    names = {u.name for u in units}
+    stem = PurePosixPath(path).stem
+    words = re.findall(r"`[^`]+`|[A-Za-z_][\w.]*(?:\(\))?", question)
+    out: list[str] = []
+    for i, word in enumerate(words):
+        bare = word.strip("`").removesuffix("()")
+        for part in bare.split("."):
+            if part not in names or part == stem or part in out or len(part) < 2:
+                continue
+            near = {w.lower() for w in words[max(0, i - 2):i + 3]}
+            code_like = word.startswith("`") or word.endswith("()") or "_" in part or "." in bare \
+                or bool(re.search(r"[a-z][A-Z]", part))
+            if code_like or near & _DEF_WORDS:
+                out.append(part)
+    return out
+
+
+def _called_names(tree: ast.Module, block: tuple[int, int]) -> set[str]:
+    return {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and block[0] <= n.lineno - 1 <= block[1]}
+
+
+def _import_lines(tree: ast.Module) -> list[int]:
+    return [n.lineno - 1 for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def _return_lines(tree: ast.Module, unit: _Unit) -> list[int]:
+    return [n.lineno - 1 for n in ast.walk(tree)
+            if isinstance(n, ast.Return) and unit.first <= n.lineno - 1 <= unit.last]
+
+
+@dataclass
+class _Scored:
+    score: float
+    first: int  # 0-based
+    last: int
+
+
+def _paragraph(lines: list[str], index: int) -> tuple[int, int]:
+    """A prose line with the lines that continue its sentence (a wrapped paragraph, up to 3 lines)."""
+    first = last = index
+
+    def prose(i: int) -> bool:
+        s = lines[i].strip()
+        return bool(s) and not re.match(r"^(?:#|[-*+]\s|\d+[.)]\s|```|>|\|)", s)
+
+    if not prose(index):
+        return first, last
+    while first > 0 and index - first < 2 and prose(first - 1) and not lines[first - 1].rstrip().endswith((".", ":")):
+        first -= 1
+    while last + 1 < len(lines) and last - first < 2 and prose(last + 1) and not lines[last].rstrip().endswith("."):
+        last += 1
+    return first, last
+
+
+class _Scorer:
+    """Scores of the question's words against lines of one text (rarer words weigh more)."""
+
+    def __init__(self, lines: list[str], asked: list[str], literals: list[str]) -> None:
+        self.lines = lines
+        self.asked = asked
+        self.literals = literals
+        self.line_terms = [set(terms(line)) | _joined(terms(line)) for line in lines]
+        self.df = {t: sum(1 for lt in self.line_terms if _matches(t, lt) > 0) for t in asked}
+        self.joined = _joined(asked)
+
+    def idf(self, term: str) -> float:
+        return math.log(1 + len(self.lines) / max(self.df.get(term, 0), 1))
+
+    def score(self, first: int, last: int) -> float:
+        """The question's words found in these lines, each counted once."""
+        found = set().union(*self.line_terms[first:last + 1]) if last >= first else set()
+        total = sum(hit * self.idf(t) for t in self.asked if (hit := _matches(t, found)))
+        total += sum(1.5 for j in self.joined if j in found)
+        text = "\n".join(self.lines[first:last + 1])
+        total += sum(3.0 for lit in self.literals if lit in text)
+        return total
+
+    def least(self) -> float:
+        """What a place must score to stand out: a rare word of the question, or two ordinary ones."""
+        n = len(self.lines)
+        return 0.5 if n <= 2 else 0.9 * math.log(1 + n / max(1, n // 3))
+
+
+_LITERAL = re.compile(r"`([^`\n]{2,80})`|([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)|/[\w<>/-]+)")
+
+
+def _literals(question: str) -> list[str]:
+    """Code as the user wrote it ("app.run", "register()", "/health"): found verbatim, it weighs most."""
+    out = []
+    for match in _LITERAL.finditer(question):
+        text = (match.group(1) or match.group(2)).removesuffix("()")
+        if text and not re.fullmatch(r"[\w-]+\.(?:py|md|txt|json|csv|js|ts|yaml|yml|toml)", text) and text not in out:
+            out.append(text)
+    return out
+
+
+def relevant_lines(path: str, text: str, question: str, *, first_line: int = 1,
+                   max_lines: int = MAX_LINES) -> list[Excerpt]:
+    """The lines of ``text`` (the file ``path``, whose first line is ``first_line``) that ``question``
+    points at, best first; empty when no line stands out (see the module docstring)."""
+    lines = text.splitlines()
+    if not lines or not question.strip():
+        return []
+    asked = _question_terms(question, path)
+    literals = _literals(question)
+    if not asked and not literals:
+        return []
+    units, tree = _units(text) if path.lower().endswith(".py") else ([], None)
+    if tree is not None:  # in code, "function" or "helper" is how the question asks, not what it is about
+        asked = [t for t in asked if t not in _DEF_STEMS]
+    scorer = _Scorer(lines, asked, literals)
+    candidates: list[_Scored] = []
+    prose = PurePosixPath(path.lower()).suffix in _PROSE_SUFFIXES
+    for i in range(len(lines)):
+        if lines[i].strip():
+            first, last = _paragraph(lines, i) if prose else (i, i)
+            score = scorer.score(i, i)
+            if score > 0:
+                candidates.append(_Scored(score, first, last))
+    words = {w.lower() for w in re.findall(r"\w+", question)}
+    if tree is not None:
+        named = _named_definitions(question, units, path)
+        for unit in units:
+            head_last = min(unit.head_last, unit.first + max_lines - 1)
+            if unit.name in named:
+                body_end = min(unit.last, unit.first + max_lines - 1)
+                candidates.append(_Scored(20.0 + scorer.score(unit.first, unit.last), unit.first, body_end))
+                if words & _RETURN_WORDS:
+                    candidates.extend(_Scored(19.0, r, r) for r in _return_lines(tree, unit))
+            elif unit.head_last > unit.first or unit.last > unit.first:
+                # a definition whose name and docstring answer the question ("the function that splits a list")
+                score = scorer.score(unit.first, unit.head_last) + 0.5 * sum(
+                    _matches(t, set(terms(unit.name))) * scorer.idf(t) for t in asked)
+                if score > 0:
+                    candidates.append(_Scored(score + 0.5, unit.first, head_last))
+        if words & _IMPORT_WORDS:
+            for number in _import_lines(tree):
+                candidates.append(_Scored(3.0 + scorer.score(number, number), number, number))
+        block = _main_block(tree)
+        if block and (words & _SCRIPT_WORDS or {"main", "run"} <= words):
+            candidates.append(_Scored(5.0 + scorer.score(*block), block[0], min(block[1], block[0] + 3)))
+            # what the block calls, when it is defined here ("main()" → the lines of main)
+            called = _called_names(tree, block)
+            for unit in units:
+                if unit.name in called:
+                    candidates.append(_Scored(4.9 + scorer.score(*block), unit.first, min(unit.last, unit.first + 3)))
+    if not candidates:
+        return []
+    candidates.sort(key=lambda c: (-c.score, c.first))
+    top = candidates[0].score
+    if top < scorer.least():
+        return []
+    chosen: list[tuple[int, int]] = []
+    used = 0
+    for cand in candidates:
+        if len(chosen) >= MAX_RANGES or used >= max_lines:
+            break
+        if chosen and cand.score < top * SECOND_SHARE:
+            break
+        first, last = cand.first, min(cand.last, cand.first + max_lines - used - 1)
+        if any(first <= b + 1 and last >= a - 1 for a, b in chosen):
+            merged = [(min(a, first), max(b, last)) if first <= b + 1 and last >= a - 1 else (a, b) for a, b in chosen]
+            grown = sum(b - a + 1 for a, b in merged)
+            if grown <= max_lines:
+                chosen, used = merged, grown
+            continue
+        chosen.append((first, last))
+        used += last - first + 1
+    chosen.sort()
+    return [Excerpt(path, first_line + a, tuple(lines[a:b + 1])) for a, b in chosen]
+
+
+_DEFINITION_WORDS = {
+    "function": ("functions", "funcs", "helpers", "funktionen", "fonctions", "funciones", "funzioni",
+                 "funções", "funcoes", "functies", "defs"),
+    "class": ("classes", "klassen", "clases", "classi", "klasses"),
+    "method": ("methods", "methoden", "méthodes", "métodos", "metodi"),
+}
+_KEY_WORDS = ("keys", "fields", "settings", "options", "sections", "entries", "properties", "schlüssel", "clés",
+              "claves", "chiavi", "chaves", "sleutels")
+_COLUMN_WORDS = ("columns", "column", "headers", "header", "fields", "spalten", "colonnes", "columnas", "colonne",
+                 "colunas", "kolommen")
+_ASKS_ALL = re.compile(r"\b(?:what|which|list|name|how\s+many|all|every|defined?|defines|available|are\s+there|"
+                       r"welche|quelles?|quels?|cu[aá]l(?:es)?|quali|quais|welke|wie\s+viele|combien|cu[aá]ntas?|"
+                       r"quant[ie]|quantas?|hoeveel)\b", re.IGNORECASE)
+
+
+def outline(path: str, text: str, question: str) -> str | None:
+    """What a file defines or holds, when the question asks for all of it: the functions and classes of
+    Python source ("what functions are in utils.py", "how many helpers"), the top-level keys of a JSON,
+    YAML or TOML file, a CSV's columns. ``None`` for any other question."""
+    words = {w.lower() for w in re.findall(r"[\w-]+", question)}
+    if not _ASKS_ALL.search(question):
+        return None
+    suffix = PurePosixPath(path.lower()).suffix
+    name = PurePosixPath(path).name
+    if suffix == ".py":
+        return _code_outline(name, text, words, question)
+    if suffix in (".json", ".yaml", ".yml", ".toml") and words & set(_KEY_WORDS):
+        keys = _top_keys(suffix, text)
+        if keys:
+            return f"{name} has {len(keys)} top-level key{'s' if len(keys) != 1 else ''}: {', '.join(keys)}."
+    if suffix in (".csv", ".tsv") and words & set(_COLUMN_WORDS):
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        columns = [c.strip() for c in first.split("\t" if suffix == ".tsv" else ",") if c.strip()]
+        rows = max(0, sum(1 for line in text.splitlines() if line.strip()) - 1)
+        if columns:
+            return f"{name} has {len(columns)} columns: {', '.join(columns)} ({rows} rows)."
+    return None
+
+
+def _code_outline(name: str, text: str, words: set[str], question: str) -> str | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    kinds = [kind for kind, spellings in _DEFINITION_WORDS.items() if words & set(spellings)]
+    if not kinds:
+        return None
+    units, _ = _units(text)
+    if _named_definitions(question, units, name):
+        return None  # "what does the chunk function do" asks about one of them
+    found: dict[str, list[str]] = {"function": [], "class": [], "method": []}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found["function"].append(f"`{node.name}` (line {node.lineno})")
+        elif isinstance(node, ast.ClassDef):
+            found["class"].append(f"`{node.name}` (line {node.lineno})")
+            found["method"].extend(f"`{node.name}.{m.name}` (line {m.lineno})" for m in node.body
+                                   if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef))
+    parts = []
+    for kind in kinds:
+        items = found[kind]
+        plural = "es" if kind == "class" else "s"
+        noun = kind if len(items) == 1 else kind + plural
+        parts.append(f"{len(items)} {noun}" + (f": {', '.join(items)}" if items else ""))
+    return f"{name} defines " + "; ".join(parts) + "."
+
+
+def _top_keys(suffix: str, text: str) -> list[str]:
+    import json
+    import tomllib
+
+    import yaml
+
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        elif suffix == ".toml":
+            data = tomllib.loads(text)
+        else:
+            data = yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        return []
+    return [str(k) for k in data] if isinstance(data, dict) else []

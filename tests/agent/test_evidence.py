@@ -1,0 +1,164 @@
+"""The evidence under an answer from a file: the lines a question points at, and a file's outline."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_lsp.agent.evidence import MAX_LINES, MAX_RANGES, Excerpt, outline, relevant_lines, render, terms
+
+INVENTORY = '''"""Stock keeping for the garden shop."""
+
+import csv
+from decimal import Decimal
+
+from shop.prices import price_of
+
+LOW_STOCK = 5
+WAREHOUSE_URL = "https://stock.example.org/api"
+
+
+def restock(item: str, count: int) -> int:
+    """Order more of an item; returns the number of crates ordered."""
+    crates = max(1, count // 12)
+    return crates
+
+
+class Shelf:
+    """One shelf of the shop floor."""
+
+    def load(self, path: str) -> list[str]:
+        with open(path) as handle:
+            return [row[0] for row in csv.reader(handle)]
+
+
+def main() -> None:
+    restock("tulips", 30)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+GUIDE = """# Operations
+
+How the shop's server is run.
+
+## Backups
+
+The database is copied every night at 02:00 by `backup.sh`; copies are kept
+for thirty days in the cold-storage bucket.
+
+## Restoring a backup
+
+Stop the server, then run `restore.sh 2024-05-01` with the date of the copy.
+Start the server again and check the order page.
+"""
+
+SETTINGS = """{
+  "shop": {"name": "green thumb", "currency": "EUR"},
+  "mail": {"host": "smtp.example.org", "port": 587},
+  "debug": false
+}
+"""
+
+
+def _shown(path: str, text: str, question: str) -> str:
+    return render(relevant_lines(path, text, question))
+
+
+@pytest.mark.parametrize(("question", "wanted", "not_wanted"), [
+    ("what does the restock function in inventory.py return?", "return crates", "class Shelf"),
+    ("what does `restock` do", "Order more of an item", "WAREHOUSE_URL"),
+    ("which URL is the warehouse at?", "stock.example.org", "def restock"),
+    ("what's the low stock threshold", "LOW_STOCK = 5", "restock"),
+    ("which libraries does inventory.py import?", "from decimal import Decimal", "def main"),
+    ("what happens when inventory.py is run as a script?", "restock(\"tulips\", 30)", "class Shelf"),
+    ("Was macht die Funktion restock?", "Order more of an item", "Shelf"),
+    ("is there a helper that orders crates? what's it called", "def restock", "LOW_STOCK"),
+    ("how does Shelf.load read the file", "csv.reader", "LOW_STOCK"),
+])
+def test_a_question_about_code_shows_the_lines_it_is_about(question: str, wanted: str, not_wanted: str) -> None:
+    shown = _shown("shop/inventory.py", INVENTORY, question)
+    assert wanted in shown and not_wanted not in shown, shown
+    assert shown.startswith("From shop/inventory.py, line")
+
+
+@pytest.mark.parametrize(("question", "wanted"), [
+    ("how do I restore a backup?", "restore.sh 2024-05-01"),
+    ("how often is the database backed up", "every night at 02:00"),
+    ("how long are copies kept?", "thirty days"),
+])
+def test_a_question_about_prose_shows_its_sentence(question: str, wanted: str) -> None:
+    shown = _shown("docs/ops.md", GUIDE, question)
+    assert wanted in shown, shown
+
+
+def test_a_wrapped_sentence_is_shown_whole() -> None:
+    excerpts = relevant_lines("docs/ops.md", GUIDE, "how long are the copies kept")
+    assert any("for thirty days" in line for e in excerpts for line in e.lines)
+    assert any("copied every night" in line for e in excerpts for line in e.lines)
+
+
+def test_line_numbers_count_from_the_passage_start() -> None:
+    [excerpt] = relevant_lines("docs/ops.md", GUIDE.split("\n", 10)[10], "restore.sh", first_line=11)
+    assert GUIDE.splitlines()[excerpt.start - 1] == excerpt.lines[0]
+
+
+@pytest.mark.parametrize("question", [
+    "summarise this file", "what do you think of it?", "translate it to French", "",
+])
+def test_a_question_that_points_at_no_line_shows_nothing(question: str) -> None:
+    assert relevant_lines("shop/inventory.py", INVENTORY, question) == []
+    assert relevant_lines("docs/ops.md", GUIDE, question) == []
+
+
+def test_a_data_file_shows_the_key() -> None:
+    assert '"port": 587' in _shown("settings.json", SETTINGS, "which port does the mail server use?")
+
+
+def test_the_excerpt_is_bounded() -> None:
+    text = "\n".join(f"alpha beta gamma line {n}" for n in range(200))
+    excerpts = relevant_lines("notes.txt", text, "alpha beta gamma")
+    assert len(excerpts) <= MAX_RANGES and sum(len(e.lines) for e in excerpts) <= MAX_LINES
+    long_line = "needle " + "x" * 5000
+    assert len(render(relevant_lines("big.txt", f"a\n{long_line}\nb", "needle"))) < 400
+
+
+def test_a_fence_in_the_text_does_not_break_the_excerpt() -> None:
+    assert "make deploy" in _shown("README.md", "# Use\n\nRun it:\n```sh\nmake deploy\n```\n", "how do I deploy")
+    shown = Excerpt("README.md", 3, ("```sh", "make deploy", "```")).render()
+    assert shown.splitlines()[1] == "````markdown" and shown.splitlines()[-1] == "````"
+
+
+def test_terms_split_identifiers_and_stem() -> None:
+    assert terms("DATABASE_URL parseDate dates boxes configured") == [
+        "database", "url", "parse", "date", "date", "box", "configur"]
+
+
+@pytest.mark.parametrize(("path", "text", "question", "answer"), [
+    ("shop/inventory.py", INVENTORY, "what functions are defined in inventory.py?",
+     "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
+    ("shop/inventory.py", INVENTORY, "how many classes does it have", "inventory.py defines 1 class: `Shelf` (line 18)."),
+    ("shop/inventory.py", INVENTORY, "Welche Funktionen gibt es in inventory.py?",
+     "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
+    ("settings.json", SETTINGS, "list the top-level keys of settings.json",
+     "settings.json has 3 top-level keys: shop, mail, debug."),
+    ("sales.csv", "region,amount\nnorth,3\nsouth,4\n", "which columns does sales.csv have?",
+     "sales.csv has 2 columns: region, amount (2 rows)."),
+])
+def test_an_outline_answers_what_a_file_defines(path: str, text: str, question: str, answer: str) -> None:
+    assert outline(path, text, question) == answer
+
+
+@pytest.mark.parametrize("question", [
+    "which function orders crates?",            # one of them, by what it does
+    "what does the restock function do",        # one of them, by name
+    "summarise inventory.py",
+    "does it use functions from other modules",  # no question for all of them
+])
+def test_no_outline_for_a_question_about_one_thing(question: str) -> None:
+    assert outline("shop/inventory.py", INVENTORY, question) is None
+
+
+def test_an_outline_of_source_that_does_not_parse_is_none() -> None:
+    assert outline("broken.py", "def (:\n", "what functions are defined?") is None
