@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.units import unit_conversion
+
 _NUM = r"(-?\d+(?:[.,]\d+)*)"
 _SYMBOLIC = re.compile(
     r"(?:(?<![\w.])|(?<=\())[-(]*\s*\d[\d.,]*(?:\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d[\d.,]*\)*)+",
@@ -153,12 +155,17 @@ def arithmetic_from_words(words: str) -> str | None:
     if found is not None or not _NUMBER_WORD.search(words):
         return found
     spelled = digits_for_words(words)
-    if len(re.findall(r"\d+", spelled)) < 1 or not _OPERATOR_WORDS.search(spelled):
+    if len(re.findall(r"\d+", spelled)) < 1:
         return None
+    if not _OPERATOR_WORDS.search(spelled):
+        return unit_conversion(spelled)  # "how many minutes are in three hours"
     return _arithmetic(spelled)
 
 
 def _arithmetic(text: str) -> str | None:
+    converted = unit_conversion(text)
+    if converted:
+        return converted
     for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
         match = pattern.search(text)
         if match:
