@@ -16,8 +16,8 @@ from cortex_lsp.tools.calculator import CalcError, evaluate
 #: a number as written: digits with "." or "," inside, never glued to a word or a path before it
 NUM = r"(?<![\w.,/:#@-])(\d+(?:[.,]\d+)*)(?![.,]?\d)"
 #: a percentage in any of the languages the parsers read
-PERCENT_SIGN = (r"\s*(?:%|\s(?:percent|per\s*cent|pct|prozent|pour\s*cent|por\s*ciento|per\s*cento|por\s*cento|"
-                r"procent|porciento))(?!\w)")
+PERCENT_SIGN = (r"\s*(?:%|(?:percent|per\s*cent|pct|prozent|pour\s*cent|por\s*ciento|per\s*cento|por\s*cento|"
+                r"procent|porciento)(?!\w))")
 CURRENCY = (r"(?:[$€£¥]|\b(?:euros?|eur|dollars?|bucks|usd|gbp|pounds?|quid|reais|real|francs?|chf|yen|"
             r"pesos?|kr|sek|nok|dkk|zloty|zl|pln|cents?)\b)")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.money import percent_change, percentage_of_amount
 from cortex_lsp.agent.units import unit_conversion
 
 _NUM = r"(-?\d+(?:[.,]\d+)*)"
@@ -163,9 +164,10 @@ def arithmetic_from_words(words: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
-    converted = unit_conversion(text)
-    if converted:
-        return converted
+    for parser in (unit_conversion, percent_change, percentage_of_amount):
+        found = parser(text)
+        if found:
+            return found
     for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
         match = pattern.search(text)
         if match:
