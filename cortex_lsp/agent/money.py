@@ -24,7 +24,7 @@ class Figure(NamedTuple):
 
 
 _FIGURE = re.compile(rf"{NUM}({PERCENT_SIGN})?", re.IGNORECASE)
-_AFTER_AMOUNT = re.compile(
+AFTER_AMOUNT = re.compile(
     rf"\s*(?:$|[.,;:!?)]|{CURRENCY}|"
     r"(?:and|with|at|is|was|are|were|plus|minus|less|more|off|increased|decreased|reduced|raised|dropped|fell|"
     r"rose|went|grew|for|on|in|but|then|now|so|if|after|by|up|down|including|incl|excl|net|gross|total|"
@@ -132,7 +132,7 @@ def amount_and_percent(text: str, comma_decimal: bool) -> tuple[Figure, Figure] 
         return None
     amount, percent = amounts[0], percents[0]
     before = text[:amount.start]
-    if not _AFTER_AMOUNT.match(text, amount.end) or _RESULT_BEFORE.search(before):
+    if not AFTER_AMOUNT.match(text, amount.end) or _RESULT_BEFORE.search(before):
         return None  # "3 servers", "2 shirts": a count; "rose 10% to 55": the result, not the base
     currency = bool(_CURRENCY_NEAR.match(text, amount.end) or re.search(r"[$€£]\s*$", before))
     between = text[min(amount.end, percent.end):max(amount.start, percent.start)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.interest import interest
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
 from cortex_lsp.agent.units import unit_conversion
 
@@ -164,7 +165,7 @@ def arithmetic_from_words(words: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
-    for parser in (unit_conversion, percent_change, percentage_of_amount):
+    for parser in (unit_conversion, interest, percent_change, percentage_of_amount):
         found = parser(text)
         if found:
             return found

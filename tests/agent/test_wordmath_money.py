@@ -69,3 +69,38 @@ def test_the_formula_is_shown_and_money_rounded_to_cents() -> None:
 ])
 def test_percentages_that_are_no_sum(words: str) -> None:
     assert arithmetic_from_words(words) is None
+
+
+@pytest.mark.parametrize(("words", "value"), [
+    ("Calcula el interés simple de 1200 al 4% anual durante 3 años", 144),
+    ("simple interest on 5000 at 3% for 2 years", 300),
+    ("simple interest 1500 at 2.5% over 4 years, total amount?", 1650),
+    ("simple interest on 1000 at 1% per month for 6 months", 60),
+    ("Calculez les intérêts simples sur 1000 € à 5 % pendant 3 ans", 150),
+    ("interesse semplice su 1000 euro al 2% per 5 anni", 100),
+    ("Einfache Zinsen auf 2000 Euro zu 2,5 % für 4 Jahre", 200),
+    ("If I put 800 dollars in an account at 5% interest compounded yearly for 2 years, how much will I have?", 882),
+    ("1000 at 6% compounded monthly for 1 year", 1061.68),
+    ("compound interest on 2000 at 4% for 3 years", 249.73),
+    ("5000 at 4% interest compounded quarterly for 2 years, how much will I have", 5414.28),
+    ("Zinseszins: 1000 Euro zu 3 % für 2 Jahre, wie viel habe ich am Ende?", 1060.9),
+    ("juros compostos de 1000 a 10% ao ano durante 2 anos, qual o montante final?", 1210),
+    ("samengestelde rente op 1000 euro tegen 2% per jaar gedurende 3 jaar, wat is het eindbedrag?", 1061.21),
+])
+def test_interest(words: str, value: float) -> None:
+    assert abs(value_of(words) - value) < 1e-9
+
+
+def test_interest_shows_its_formula() -> None:
+    assert arithmetic_from_words("If I put 800 dollars in an account at 5% interest compounded yearly for 2 years, "
+                                 "how much will I have?") == "800 * (1 + 5 / 100) ** 2"
+
+
+@pytest.mark.parametrize("words", [
+    "interest on 1000 at 5% for 3 years",              # simple or compound? the values differ
+    "compare 2 loans at 5% simple interest for 3 years",
+    "what's the interest rate on a 30 year mortgage",
+    "compound interest explained in 3 sentences",
+])
+def test_interest_left_alone(words: str) -> None:
+    assert arithmetic_from_words(words) is None
