@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 
 from cortex_lsp.agent.interest import interest
+from cortex_lsp.agent.listmath import list_arithmetic
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
+from cortex_lsp.agent.rates import has_rate, rates_and_prices
 from cortex_lsp.agent.units import unit_conversion
 
 _NUM = r"(-?\d+(?:[.,]\d+)*)"
@@ -160,15 +162,19 @@ def arithmetic_from_words(words: str) -> str | None:
     if len(re.findall(r"\d+", spelled)) < 1:
         return None
     if not _OPERATOR_WORDS.search(spelled):
-        return unit_conversion(spelled)  # "how many minutes are in three hours"
+        return None if has_rate(spelled) else unit_conversion(spelled)  # "how many minutes are in three hours"
     return _arithmetic(spelled)
 
 
 def _arithmetic(text: str) -> str | None:
-    for parser in (unit_conversion, interest, percent_change, percentage_of_amount):
+    for parser in (rates_and_prices, interest, percent_change, percentage_of_amount, list_arithmetic):
         found = parser(text)
         if found:
             return found
+    if not has_rate(text):  # "I work 8 hours a day, how many hours in a week" is no conversion
+        converted = unit_conversion(text)
+        if converted:
+            return converted
     for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
         match = pattern.search(text)
         if match:
