@@ -15,6 +15,13 @@ from cortex_lsp.tools.calculator import CalcError, evaluate
 
 #: a number as written: digits with "." or "," inside, never glued to a word or a path before it
 NUM = r"(?<![\w.,/:#@-])(\d+(?:[.,]\d+)*)(?![.,]?\d)"
+
+
+def named_number(name: str) -> str:
+    """:data:`NUM` with its group named ``name``."""
+    return NUM.replace("(\\d+", f"(?P<{name}>\\d+", 1)
+
+
 #: a percentage in any of the languages the parsers read
 PERCENT_SIGN = (r"\s*(?:%|(?:percent|per\s*cent|pct|prozent|pour\s*cent|por\s*ciento|per\s*cento|por\s*cento|"
                 r"procent|porciento)(?!\w))")

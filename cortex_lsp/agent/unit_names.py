@@ -118,5 +118,7 @@ for _key, _measure, _size, _words, _abbrevs in _TABLE:
     for _a in filter(None, _abbrevs.split("|")):
         ABBREVIATIONS[_a] = _unit
 
+BY_KEY: dict[str, Unit] = {u.key: u for u in (*WORDS.values(), *ABBREVIATIONS.values())}
+
 # "degrees" before a temperature unit, in the seven languages
 DEGREES = r"(?:degrees?|deg|grad|grade|degres?|grados?|gradi|grado|graus?|graden)"

@@ -24,12 +24,12 @@ def _alternation(names: list[str]) -> str:
     return "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in ordered)
 
 
-# a unit: a word in any case, or an abbreviation in its own case; never inside a longer word
-_UNIT = (rf"(?<![^\W\d_])(?:{DEGREES}\s+)?(?:(?-i:{_alternation(list(ABBREVIATIONS))})|{_alternation(list(WORDS))})"
+#: a unit: a word in any case, or an abbreviation in its own case; never inside a longer word
+UNIT = (rf"(?<![^\W\d_])(?:{DEGREES}\s+)?(?:(?-i:{_alternation(list(ABBREVIATIONS))})|{_alternation(list(WORDS))})"
          r"(?![^\W_]|/\w|[²³])")
 _SIGNED = r"(?<![\w.,/:#@])([-−])?(\d+(?:[.,]\d+)*)(?![.,]?\d)"
-_QUANTITY = rf"{_SIGNED}\s*({_UNIT})"
-_ONE_QUANTITY = r"(?<![\w.,/:#@])[-−]?\d+(?:[.,]\d+)*(?![.,]?\d)\s*" + f"(?:{_UNIT})"
+_QUANTITY = rf"{_SIGNED}\s*({UNIT})"
+_ONE_QUANTITY = r"(?<![\w.,/:#@])[-−]?\d+(?:[.,]\d+)*(?![.,]?\d)\s*" + f"(?:{UNIT})"
 _JOIN = r"(?:\s*,\s*|\s+(?:and|und|et|y|e|en|plus)\s+|\s+)"
 _CHAIN = rf"(?:{_ONE_QUANTITY}(?:{_JOIN}{_ONE_QUANTITY})*)"
 _HOW_MANY = r"(?:how\s+many|how\s+much|wie\s*viele?|combien(?:\s+de|\s+d')?|cuant[oa]s?|quant[ieoa]s?|hoeveel)"
@@ -43,14 +43,14 @@ _LINK = (r"(?:are|is|there|in|into|does|do|make|makes|equal|equals|fit|go|has|ha
 # "a day", "an hour", "eine Stunde", "une heure", "un dia", "un'ora", "uma hora", "een uur", "half an hour"
 _ONE = (r"(?:a|an|one|ein|eine|einem|einer|un|une|uno|una|un'|um|uma|een|1)")
 _HALF = r"(?:half\s+(?:an?|one)|a\s+half|eine\s+halbe|einer\s+halben|une\s+demi-?e?|media|mezza|mezz'|meia|een\s+half)"
-_ARTICLE_QUANTITY = rf"(?:({_HALF})|{_ONE})\s*({_UNIT})"
+_ARTICLE_QUANTITY = rf"(?:({_HALF})|{_ONE})\s*({UNIT})"
 _ASK_FIRST = re.compile(
-    rf"\b{_HOW_MANY}\s+({_UNIT})(?:\s+{_LINK}){{0,4}}\s+(?:({_CHAIN})|{_ARTICLE_QUANTITY})(?!\s*(?:/|per\b|pro\b))",
+    rf"\b{_HOW_MANY}\s+({UNIT})(?:\s+{_LINK}){{0,4}}\s+(?:({_CHAIN})|{_ARTICLE_QUANTITY})(?!\s*(?:/|per\b|pro\b))",
     re.IGNORECASE,
 )
 _ASK_AFTER = re.compile(
     rf"(?P<chain>{_CHAIN})\s*(?:(?:is|are|=|equals?|makes?|sind|ist|sont|fait|font|son|es|sono|sao|zijn)\s*)?"
-    rf"{_HOW_MANY}\s+(?P<target>{_UNIT})",
+    rf"{_HOW_MANY}\s+(?P<target>{UNIT})",
     re.IGNORECASE,
 )
 # "to", "in", "into", "as", "en", "a", "para", "em", "naar", "nach", "=", "→"; the target is a unit
@@ -58,7 +58,7 @@ _ASK_AFTER = re.compile(
 _CONVERT = re.compile(
     rf"(?<!\bper\s)(?<!/)(?P<chain>{_CHAIN})\s*"
     rf"(?:(?:\s(?P<prep>to|into|in|as|en|a|para|em|naar|nach|na|zu)\s+)|(?:=|->|→)\s*\??\s*)"
-    rf"(?:(?:the|die|den|les)\s+)?(?P<target>{_UNIT})(?!\s*\d)",
+    rf"(?:(?:the|die|den|les)\s+)?(?P<target>{UNIT})(?!\s*\d)",
     re.IGNORECASE,
 )
 _QUANTITY_RE = re.compile(_QUANTITY, re.IGNORECASE)
@@ -71,7 +71,7 @@ def unit_named(text: str) -> Unit | None:
     return ABBREVIATIONS.get(text) or WORDS.get(text.lower())
 
 
-def _factor(ratio: Fraction) -> str:
+def factor_text(ratio: Fraction) -> str:
     """`` * r`` or `` / r`` (whichever is written out exactly), else `` * a / b``."""
     if ratio == 1:
         return ""
@@ -105,7 +105,7 @@ def _convert(parts: list[tuple[str, Unit]], target: Unit) -> str | None:
     else:
         terms = []
         for value, unit in parts:
-            factor = _factor(unit.size / target.size)
+            factor = factor_text(unit.size / target.size)
             if value == "1" and factor.startswith(" * "):
                 terms.append(factor[3:])
             else:

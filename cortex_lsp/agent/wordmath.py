@@ -17,7 +17,9 @@ import re
 from cortex_lsp.agent.interest import interest
 from cortex_lsp.agent.listmath import list_arithmetic
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
+from cortex_lsp.agent.motion import motion
 from cortex_lsp.agent.rates import has_rate, rates_and_prices
+from cortex_lsp.agent.ratios import ratios
 from cortex_lsp.agent.units import unit_conversion
 
 _NUM = r"(-?\d+(?:[.,]\d+)*)"
@@ -167,7 +169,7 @@ def arithmetic_from_words(words: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
-    for parser in (rates_and_prices, interest, percent_change, percentage_of_amount, list_arithmetic):
+    for parser in (rates_and_prices, motion, interest, percent_change, percentage_of_amount, list_arithmetic, ratios):
         found = parser(text)
         if found:
             return found
