@@ -63,6 +63,20 @@ _CONVERT = re.compile(
 )
 _QUANTITY_RE = re.compile(_QUANTITY, re.IGNORECASE)
 
+# small numbers as words, read only right before a unit ("drei Stunden", "deux heures", "dos horas")
+_NUMBER_WORDS = {
+    word: value
+    for value, words in enumerate((
+        "", "", "two|zwei|deux|dos|due|dois|duas|twee", "three|drei|trois|tres|tre|drie",
+        "four|vier|quatre|cuatro|quattro|quatro", "five|funf|cinq|cinco|cinque|vijf", "six|sechs|seis|sei|zes",
+        "seven|sieben|sept|siete|sette|sete|zeven", "eight|acht|huit|ocho|otto|oito",
+        "nine|neun|neuf|nueve|nove|negen", "ten|zehn|dix|diez|dieci|dez|tien",
+        "eleven|elf|onze|undici", "twelve|zwolf|douze|doce|dodici|doze|twaalf",
+    ))
+    for word in words.split("|") if word
+}
+_NUMBER_WORD_BEFORE_UNIT = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\s+(?=(?:{UNIT}))", re.IGNORECASE)
+
 
 def unit_named(text: str) -> Unit | None:
     """The unit ``text`` names (folded; "degrees Celsius", "km/h", "Stunden"), or ``None``."""
@@ -136,6 +150,7 @@ def unit_conversion(words: str) -> str | None:
     """The conversion the words ask for ("how many minutes are in 3.5 hours" → "3.5 * 60"), or ``None``."""
     text = fold(words)
     comma_decimal = continental(text)
+    text = _NUMBER_WORD_BEFORE_UNIT.sub(lambda m: f"{_NUMBER_WORDS[m.group(1).lower()]} ", text)
     match = _ASK_FIRST.search(text)
     if match:
         target = unit_named(match.group(1))

@@ -28,7 +28,9 @@ _SYMBOLIC = re.compile(
     re.IGNORECASE,
 )
 _BINARY_WORDS = (
-    (re.compile(rf"{_NUM}\s+(?:divided\s+by|over)\s+{_NUM}", re.I), "({a}) / ({b})"),
+    (re.compile(rf"{_NUM}\s+divided\s+by\s+{_NUM}", re.I), "({a}) / ({b})"),
+    # "10 over 4", not "a loan of 10000 over 5 years"
+    (re.compile(rf"{_NUM}\s+over\s+{_NUM}(?!\s*[^\W\d_])", re.I), "({a}) / ({b})"),
     (re.compile(rf"{_NUM}\s+(?:times|multiplied\s+by)\s+{_NUM}", re.I), "({a}) * ({b})"),
     (re.compile(rf"{_NUM}\s+plus\s+{_NUM}", re.I), "({a}) + ({b})"),
     (re.compile(rf"{_NUM}\s+minus\s+{_NUM}", re.I), "({a}) - ({b})"),
@@ -93,6 +95,7 @@ def _n(text: str) -> str:
 
 def _symbolic(words: str) -> str | None:
     best = ""
+    words = re.sub(r"\b0x[0-9a-f]+\b", " ", words, flags=re.I)  # 0x1F: a hexadecimal number, not 0 times 1
     for match in _SYMBOLIC.finditer(words):
         text = match.group(0).strip()
         if len(text) > len(best) and re.search(r"\d\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d", text, re.I):

@@ -35,6 +35,8 @@ def test_the_formula_shows_the_factor(words: str, expression: str) -> None:
     ("2 hours = how many seconds", 7200), ("cuántas horas son 90 minutos", 1.5), ("3 Stunden in Minuten", 180),
     ("combien de minutes dans 0,75 heure", 45), ("quanti secondi in un'ora", 3600), ("2 semanas en días", 14),
     ("hoeveel seconden in een uur", 3600), ("how many minutes are in three hours", 180),
+    ("wie viele Minuten sind drei Stunden", 180), ("combien de minutes dans deux heures", 120),
+    ("cuántos minutos hay en dos horas", 120), ("quanti minuti in due ore", 120), ("hoeveel minuten in drie uur", 180),
     # length, mass, volume, area
     ("How many centimetres is 1.75 metres?", 175), ("combien de centimètres dans 1,75 mètre", 175),
     ("Convierte 10 millas a kilómetros", 16.09344), ("Rechne 5 Meilen in Kilometer um", 8.04672),
