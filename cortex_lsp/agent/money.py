@@ -49,7 +49,8 @@ _PRICE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _CURRENCY_NEAR = re.compile(rf"\s*{CURRENCY}", re.IGNORECASE)
-_RESULT_BEFORE = re.compile(r"\b(?:to|auf|para|naar|tot)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
+_RESULT_BEFORE = re.compile(r"\b(?:to|para|naar|tot)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
+_RESULT_BEFORE_DE = re.compile(r"\bauf\s*(?:[$€£]\s*)?$", re.IGNORECASE)  # "um 10 % auf 55 gestiegen"
 
 _DISCOUNT = re.compile(
     r"\b(?:off|discount(?:ed)?|reduction|markdown|marked\s+down|rabatt|nachlass|ermassigt|remise|rabais|"
@@ -132,7 +133,8 @@ def amount_and_percent(text: str, comma_decimal: bool) -> tuple[Figure, Figure] 
         return None
     amount, percent = amounts[0], percents[0]
     before = text[:amount.start]
-    if not AFTER_AMOUNT.match(text, amount.end) or _RESULT_BEFORE.search(before):
+    if not AFTER_AMOUNT.match(text, amount.end) or _RESULT_BEFORE.search(before) or (
+            _RESULT_BEFORE_DE.search(before) and (_UP.search(text) or _DOWN.search(text))):
         return None  # "3 servers", "2 shirts": a count; "rose 10% to 55": the result, not the base
     currency = bool(_CURRENCY_NEAR.match(text, amount.end) or re.search(r"[$€£]\s*$", before))
     between = text[min(amount.end, percent.end):max(amount.start, percent.start)]

@@ -116,3 +116,22 @@ def tidy(expression: str, decimals: int | None = None) -> str | None:
     if round(value, decimals) == value:
         return expression
     return f"round({expression}, {decimals})"
+
+
+def denoise(expression: str) -> str:
+    """``expression`` wrapped in ``round(…, n)`` only where its value is a short decimal plus float
+    noise (``7 / 100 * 1250`` = 87.50000000000001); a repeating decimal (10 / 3) stays as it is, and
+    so does an expression the calculator refuses (it says why when it runs)."""
+    try:
+        value = evaluate(expression)
+    except (CalcError, ZeroDivisionError, OverflowError, ValueError):
+        return expression
+    if not isinstance(value, float) or not math.isfinite(value):
+        return expression
+    for decimals in range(10):
+        rounded = round(value, decimals)
+        if rounded == value:
+            return expression
+        if abs(rounded - value) <= 1e-12 * max(1.0, abs(value)):
+            return f"round({expression}, {decimals})"
+    return expression

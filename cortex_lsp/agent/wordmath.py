@@ -18,6 +18,7 @@ from cortex_lsp.agent.interest import interest
 from cortex_lsp.agent.listmath import list_arithmetic
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
 from cortex_lsp.agent.motion import motion
+from cortex_lsp.agent.numtext import denoise
 from cortex_lsp.agent.rates import has_rate, rates_and_prices
 from cortex_lsp.agent.ratios import ratios
 from cortex_lsp.agent.units import unit_conversion
@@ -159,16 +160,21 @@ def digits_for_words(text: str) -> str:
 
 def arithmetic_from_words(words: str) -> str | None:
     """The calculator expression the words ask for, or ``None``; number words count when the words
-    hold at least two numbers and an operation ("twelve plus thirty", "seven dozen")."""
-    found = _arithmetic(" ".join(words.split()))
-    if found is not None or not _NUMBER_WORD.search(words):
-        return found
-    spelled = digits_for_words(words)
-    if len(re.findall(r"\d+", spelled)) < 1:
-        return None
-    if not _OPERATOR_WORDS.search(spelled):
-        return None if has_rate(spelled) else unit_conversion(spelled)  # "how many minutes are in three hours"
-    return _arithmetic(spelled)
+    hold at least two numbers and an operation ("twelve plus thirty", "seven dozen"). A value with
+    float noise (7 / 100 * 1250 = 87.50000000000001) is shown rounded: ``round(…, n)``."""
+    text = " ".join(words.split())
+    found = _arithmetic(text)
+    if found is not None and found == _symbolic(text):
+        return found  # the user's own expression, as typed
+    if found is None and _NUMBER_WORD.search(words):
+        spelled = digits_for_words(words)
+        if not re.search(r"\d", spelled):
+            return None
+        if not _OPERATOR_WORDS.search(spelled):
+            found = None if has_rate(spelled) else unit_conversion(spelled)  # "how many minutes in three hours"
+        else:
+            found = _arithmetic(spelled)
+    return denoise(found) if found else None
 
 
 def _arithmetic(text: str) -> str | None:

@@ -104,3 +104,14 @@ def test_interest_shows_its_formula() -> None:
 ])
 def test_interest_left_alone(words: str) -> None:
     assert arithmetic_from_words(words) is None
+
+
+def test_float_noise_is_rounded_off_but_not_a_repeating_decimal() -> None:
+    assert arithmetic_from_words("what is 7 percent of 1,250") == "round((7) / 100 * (1250), 1)"
+    assert arithmetic_from_words("10 divided by 3") == "(10) / (3)"
+    assert arithmetic_from_words("what is 0.1 + 0.2") == "0.1 + 0.2"  # the user's own expression, as typed
+
+
+def test_auf_is_the_base_for_tax_and_the_result_for_a_change() -> None:
+    assert value_of("what's 19% MwSt auf 100 Euro") == 19
+    assert arithmetic_from_words("der Preis ist um 10 % auf 55 Euro gestiegen") is None
