@@ -49,6 +49,15 @@ _TOTAL = re.compile(
 )
 
 
+_INTEREST_ASKED = re.compile(
+    r"\bhow\s+much\s+(?:in\s+)?interest|\binterest\s+(?:earned|amount|paid|do\s+i|will\s+i)|"
+    r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+interest|\bwie\s*viele?\s+zinsen|\bcombien\s+d'interets|"
+    r"\bcuanto\s+(?:de\s+)?interes|\bquanto\s+(?:di\s+)?interess|\bquantos?\s+(?:de\s+)?juros|\bhoeveel\s+rente",
+    re.IGNORECASE,
+)
+_AFTER_TIME = re.compile(r"\b(?:after|nach|apres|despues\s+de|dopo|depois\s+de|na)\s+\d", re.IGNORECASE)
+
+
 def _frequency(text: str) -> int:
     for per_year, words in _FREQUENCIES:
         if re.search(rf"\b(?:{words})\b", text, re.IGNORECASE):
@@ -78,7 +87,10 @@ def interest(words: str) -> str | None:
     span = next(f for f in found if f.start == duration.start(1)).value
     months = duration.group(3) is not None
     monthly_rate = bool(_PER_MONTH_RATE.match(text, rates[0].end))
-    total = bool(_TOTAL.search(text)) or not _INTEREST.search(text)  # "1000 at 6% compounded monthly"
+    # the interest when asked for; the final amount when asked for ("how much will I have", "after
+    # 3 years") or when no interest is named ("1000 at 6% compounded monthly"); else the interest
+    total = not _INTEREST_ASKED.search(text) and (
+        bool(_TOTAL.search(text) or _AFTER_TIME.search(text)) or not _INTEREST.search(text))
     if monthly_rate:
         periods = span if months else f"{span} * 12"
         if not compound and not total:

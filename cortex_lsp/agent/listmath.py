@@ -66,6 +66,32 @@ def _signed(token: str, comma_decimal: bool) -> str | None:
     return None if value is None else ("-" if token.startswith("-") else "") + value
 
 
+# a chain of two or more operator words: "12 plus 30 minus 5", "12% of 250 plus 250", "3 mal 4 plus 2"
+_CHAIN_OPERATORS = (
+    (r"plus|mas|piu|mais", "+"), (r"minus|moins|menos|meno|weniger", "-"),
+    (r"times|multiplied\s+by|mal|fois|vezes|keer|maal", "*"),
+    (r"divided\s+by|geteilt\s+durch|divise\s+par|dividido\s+(?:por|entre)|diviso\s+per|gedeeld\s+door", "/"),
+)
+_OPERATOR_WORD = "|".join(words for words, _ in _CHAIN_OPERATORS)
+_TERM = (r"(?:(?<![\w.,/:#@])-?\d+(?:[.,]\d+)*(?![.,]?\d)\s*(?:%|percent|prozent|pour\s*cent|por\s*ciento)\s+"
+         rf"(?:of|von|de|du|di|van)\s+{_TOKEN}|{_TOKEN})")
+_WORD_CHAIN = re.compile(rf"{_TERM}(?:\s+(?:{_OPERATOR_WORD})\s+{_TERM})+", re.IGNORECASE)
+
+
+def _chain_expression(chain: str, comma_decimal: bool) -> str | None:
+    parts = re.split(rf"\s+({_OPERATOR_WORD})\s+", chain, flags=re.IGNORECASE)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(next(op for words, op in _CHAIN_OPERATORS if re.fullmatch(words, part, re.IGNORECASE)))
+            continue
+        values = [_signed(t, comma_decimal) for t in re.findall(r"-?\d+(?:[.,]\d+)*", part)]
+        if None in values:
+            return None
+        out.append(f"({values[0]} / 100 * {values[1]})" if len(values) == 2 else str(values[0]))
+    return " ".join(out)
+
+
 def _numbers(listed: str, comma_decimal: bool) -> list[str] | None:
     values = []
     for token in re.findall(r"-?\d+(?:[.,]\d+)*", listed):
@@ -85,6 +111,10 @@ def list_arithmetic(words: str) -> str | None:
     """The average, sum or product of the listed numbers, or two numbers and an operator word."""
     text = fold(words)
     comma_decimal = continental(text)
+    for chained in _WORD_CHAIN.finditer(text):
+        operators = len(re.findall(rf"\s(?:{_OPERATOR_WORD})\s", chained.group(0), re.IGNORECASE))
+        if operators >= 2 or re.search(r"\d\s*(?:%|[a-z]+)\s+(?:of|von|de|du|di|van)\s", chained.group(0)):
+            return _chain_expression(chained.group(0), comma_decimal)  # one operator alone: _BINARY below
     for pattern, kind in ((_AVERAGE, "average"), (_PRODUCT, "product"), (_SUM, "sum")):
         match = pattern.search(text)
         if match and (values := _numbers(match.group(1), comma_decimal)):

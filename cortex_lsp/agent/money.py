@@ -28,6 +28,7 @@ AFTER_AMOUNT = re.compile(
     rf"\s*(?:$|[.,;:!?)]|{CURRENCY}|"
     r"(?:and|with|at|is|was|are|were|plus|minus|less|more|off|increased|decreased|reduced|raised|dropped|fell|"
     r"rose|went|grew|for|on|in|but|then|now|so|if|after|by|up|down|including|incl|excl|net|gross|total|"
+    r"grow|grows|become|becomes|be|will|would|invested|deposited|saved|"
     r"und|mit|ist|war|weniger|mehr|inkl|inklusive|zzgl|zuzuglich|netto|brutto|abzuglich|bei|fur|um|erhoht|"
     r"reduziert|gesenkt|et|avec|est|moins|ttc|ht|pour|a|apres|mais|augmente|reduit|y|con|es|mas|menos|por|"
     r"para|al|pero|aumentado|reducido|e|piu|meno|per|ma|aumentato|ridotto|com|mais|reduzido|en|met|min|"
@@ -36,7 +37,7 @@ AFTER_AMOUNT = re.compile(
 )
 # words that may stand between an amount and its percentage ("80 with 25% off", "20% discount on 80")
 _GLUE = re.compile(
-    r"(?:\s|[,:+-]|\b(?:with|at|and|is|it's|its|a|an|the|on|of|from|for|by|off|plus|minus|less|more|than|"
+    r"(?:\s|[,:+-]|\b(?:with|at|and|is|it's|its|a|an|the|on|of|from|for|by|off|plus|minus|less|more|than|to|"
     r"increased|decreased|reduced|raised|increase|decrease|reduce|raise|discount|tip|tax|vat|"
     r"und|mit|von|auf|um|et|avec|de|du|sur|y|con|el|del|e|di|com|do|da|en|met|van|op)\b)*",
     re.IGNORECASE,
@@ -44,12 +45,19 @@ _GLUE = re.compile(
 # words before an amount that make it money: "costs 120", "earn 3000", "the price is 80"
 _PRICE_BEFORE = re.compile(
     r"\b(?:costs?|costing|price[ds]?|pay|paid|paying|bill|earn|earns|make|makes|salary|is|was|are|were|worth|"
+    r"get|gets|got|receive|bekomme|bekommt|erhalte|gagne|percibo|cobro|prendo|recebo|krijg|"
     r"kostet|kosten|preis|betragt|ist|coute|coutent|prix|est|cuesta|cuestan|precio|vale|es|costa|costano|"
     r"prezzo|custa|custam|preco|kost|prijs|verdiene|gano|guadagno|ganho|verdien)(?:\s+(?:of|a|an|the|at|de|di|van))?\s*(?:[$€£]\s*)?$",
     re.IGNORECASE,
 )
 _CURRENCY_NEAR = re.compile(rf"\s*{CURRENCY}", re.IGNORECASE)
-_RESULT_BEFORE = re.compile(r"\b(?:to|para|naar|tot)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
+_RESULT_BEFORE = re.compile(r"\b(?:to|para|naar|tot|a)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
+# a change that happened: "rose 10% to 55" gives the result after "to"; "add 10% to 250" the base
+_CHANGED = re.compile(
+    r"\b(?:rose|risen|grew|grown|went|increased|decreased|fell|fallen|dropped|climbed|jumped|raised|reduced|"
+    r"gestiegen|gesunken|gefallen|erhoht|passee?|monte|subio|bajo|salito|sceso|subiu|caiu|gestegen|gedaald)\b",
+    re.IGNORECASE,
+)
 _RESULT_BEFORE_DE = re.compile(r"\bauf\s*(?:[$€£]\s*)?$", re.IGNORECASE)  # "um 10 % auf 55 gestiegen"
 
 _DISCOUNT = re.compile(
@@ -58,7 +66,9 @@ _DISCOUNT = re.compile(
     re.IGNORECASE,
 )
 _SAVING = re.compile(
-    r"\b(?:save|saving|savings|how\s+much\s+(?:is\s+)?(?:the\s+)?(?:discount|off)|discount\s+amount|"
+    r"\b(?:save|saving|savings|how\s+much\s+(?:is\s+)?(?:the\s+|a\s+)?(?:\d+(?:[.,]\d+)?\s*(?:%|percent)\s+)?"
+    r"(?:discount|off)|discount\s+amount|cuanto\s+es\s+(?:el|un)\s+\d+(?:[.,]\d+)?\s*%\s+de\s+descuento|"
+    r"wie\s*viel\s+(?:sind|ist|macht)\s+(?:der\s+)?\d+(?:[.,]\d+)?\s*(?:%|prozent)\s+rabatt|"
     r"spare\s+ich|spart|ersparnis|economise|economiser|economie|ahorro|ahorras?|ahorrar|ahorro|risparmi[oa]?|"
     r"economizo|economizar|economia|bespaar\w*)\b",
     re.IGNORECASE,
@@ -84,7 +94,8 @@ _TOTAL = re.compile(
 )
 _UP = re.compile(
     r"\b(?:increase[ds]?|increasing|raise[ds]?|raising|rise|rises|rose|grow|grows|grown|grew|up|plus|more|"
-    r"higher|markup|hike[ds]?|erhoh\w*|steig\w*|gestiegen|mehr|augment\w*|hausse|aument\w*|subi\w*|mas|piu|"
+    r"higher|markup|hike[ds]?|add|\w*erhoh\w*|steig\w*|gestiegen|mehr|augment\w*|hausse|aument\w*|subi\w*|"
+    r"sube|suben|subir|mas|piu|"
     r"verhoog\w*|stijg\w*|gestegen|meer)\b",
     re.IGNORECASE,
 )
@@ -133,8 +144,8 @@ def amount_and_percent(text: str, comma_decimal: bool) -> tuple[Figure, Figure] 
         return None
     amount, percent = amounts[0], percents[0]
     before = text[:amount.start]
-    if not AFTER_AMOUNT.match(text, amount.end) or _RESULT_BEFORE.search(before) or (
-            _RESULT_BEFORE_DE.search(before) and (_UP.search(text) or _DOWN.search(text))):
+    if not AFTER_AMOUNT.match(text, amount.end) or (
+            (_RESULT_BEFORE.search(before) or _RESULT_BEFORE_DE.search(before)) and _CHANGED.search(text)):
         return None  # "3 servers", "2 shirts": a count; "rose 10% to 55": the result, not the base
     currency = bool(_CURRENCY_NEAR.match(text, amount.end) or re.search(r"[$€£]\s*$", before))
     between = text[min(amount.end, percent.end):max(amount.start, percent.start)]

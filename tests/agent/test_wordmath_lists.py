@@ -57,3 +57,14 @@ def test_lists_rates_and_prices(words: str, value: float) -> None:
 ])
 def test_no_list_or_rate(words: str) -> None:
     assert arithmetic_from_words(words) is None
+
+
+@pytest.mark.parametrize(("words", "expression"), [
+    ("what is 12% of 250 plus 250", "(12 / 100 * 250) + 250"),
+    ("12 plus 30 minus 5", "12 + 30 - 5"),
+    ("cuánto es 7 más 5 menos 2", "7 + 5 - 2"),
+    ("3 mal 4 plus 2", "3 * 4 + 2"),
+    ("12 plus 30", "(12) + (30)"),          # one operator: the binary form
+])
+def test_chained_operator_words(words: str, expression: str) -> None:
+    assert arithmetic_from_words(words) == expression

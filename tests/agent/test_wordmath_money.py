@@ -115,3 +115,18 @@ def test_float_noise_is_rounded_off_but_not_a_repeating_decimal() -> None:
 def test_auf_is_the_base_for_tax_and_the_result_for_a_change() -> None:
     assert value_of("what's 19% MwSt auf 100 Euro") == 19
     assert arithmetic_from_words("der Preis ist um 10 % auf 55 Euro gestiegen") is None
+
+
+@pytest.mark.parametrize(("words", "value"), [
+    ("how much is the 15% discount on 80", 12),                     # the discount, not the price
+    ("cuánto es el 15% de descuento de 80 euros", 12),
+    ("wie viel sind 15 % Rabatt von 80 Euro", 12),
+    ("Ich bekomme 2500 brutto und 3% Gehaltserhöhung, was bekomme ich dann?", 2575),
+    ("mi sueldo es 1500 y me suben un 10%", 1650),
+    ("add 10% to 250", 275), ("apply a 10% discount to 250", 225),
+    ("How much is 1500 after 3 years at 2% compound interest?", 1591.81),
+    ("what will 1000 grow to at 5% compounded annually over 10 years", 1628.89),
+    ("if I invest 2000 at 3% simple interest for 4 years what is the interest", 240),
+])
+def test_what_is_asked_decides_the_formula(words: str, value: float) -> None:
+    assert abs(value_of(words) - value) < 1e-9
