@@ -6,6 +6,12 @@ time ("180 km in 2 hours ... speed"), a running count ("I have 12, give away 5, 
 of a list ("add up 12, 30 and 58", "the total of …"), groups of equal size ("3 boxes with 24 eggs
 each", "4 tickets at 12.50 each"), shares ("split 90 between 4") and percentages ("what percent of
 80 is 20", "20 is what percent of 80", "80 with 25% off", "a 15% tip on 60").
+Classes read in English, German, French, Spanish, Italian, Portuguese and Dutch live next to this
+module and are tried first: rates, prices each and containers (``rates``), distance/time/speed
+(``motion``), simple and compound interest (``interest``), discounts, tax, tips, increases and percent
+change (``money``), lists and operator words (``listmath``), fractions, shares, roots and powers
+(``ratios``) and unit conversions (``units``, ``unit_names``); ``numtext`` reads numbers as written
+("3,5", "1.200") and rounds float noise off a result.
 ``None`` when the words hold no arithmetic; the calculator then never runs. The expression is only
 a proposal: the calculator parses it with its own bounded evaluator.
 """
@@ -178,6 +184,9 @@ def arithmetic_from_words(words: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
+    if not re.search(r"\d", text):  # only "how many seconds are in a day" computes without a digit
+        asks = re.search(r"\b(?:how|wie|combien|cu[aá]nt|quant|hoeveel)", text, re.IGNORECASE)
+        return unit_conversion(text) if asks else None
     for parser in (rates_and_prices, motion, interest, percent_change, percentage_of_amount, list_arithmetic, ratios):
         found = parser(text)
         if found:
