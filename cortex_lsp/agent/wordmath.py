@@ -6,6 +6,12 @@ time ("180 km in 2 hours ... speed"), a running count ("I have 12, give away 5, 
 of a list ("add up 12, 30 and 58", "the total of …"), groups of equal size ("3 boxes with 24 eggs
 each", "4 tickets at 12.50 each"), shares ("split 90 between 4") and percentages ("what percent of
 80 is 20", "20 is what percent of 80", "80 with 25% off", "a 15% tip on 60").
+Classes read in English, German, French, Spanish, Italian, Portuguese and Dutch live next to this
+module and are tried first: rates, prices each and containers (``rates``), distance/time/speed
+(``motion``), simple and compound interest (``interest``), discounts, tax, tips, increases and percent
+change (``money``), lists and operator words (``listmath``), fractions, shares, roots and powers
+(``ratios``) and unit conversions (``units``, ``unit_names``); ``numtext`` reads numbers as written
+("3,5", "1.200") and rounds float noise off a result.
 ``None`` when the words hold no arithmetic; the calculator then never runs. The expression is only
 a proposal: the calculator parses it with its own bounded evaluator.
 """
@@ -14,13 +20,24 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.interest import interest
+from cortex_lsp.agent.listmath import list_arithmetic
+from cortex_lsp.agent.money import percent_change, percentage_of_amount
+from cortex_lsp.agent.motion import motion
+from cortex_lsp.agent.numtext import denoise
+from cortex_lsp.agent.rates import has_rate, rates_and_prices
+from cortex_lsp.agent.ratios import ratios
+from cortex_lsp.agent.units import unit_conversion
+
 _NUM = r"(-?\d+(?:[.,]\d+)*)"
 _SYMBOLIC = re.compile(
     r"(?:(?<![\w.])|(?<=\())[-(]*\s*\d[\d.,]*(?:\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d[\d.,]*\)*)+",
     re.IGNORECASE,
 )
 _BINARY_WORDS = (
-    (re.compile(rf"{_NUM}\s+(?:divided\s+by|over)\s+{_NUM}", re.I), "({a}) / ({b})"),
+    (re.compile(rf"{_NUM}\s+divided\s+by\s+{_NUM}", re.I), "({a}) / ({b})"),
+    # "10 over 4", not "a loan of 10000 over 5 years"
+    (re.compile(rf"{_NUM}\s+over\s+{_NUM}(?!\s*[^\W\d_])", re.I), "({a}) / ({b})"),
     (re.compile(rf"{_NUM}\s+(?:times|multiplied\s+by)\s+{_NUM}", re.I), "({a}) * ({b})"),
     (re.compile(rf"{_NUM}\s+plus\s+{_NUM}", re.I), "({a}) + ({b})"),
     (re.compile(rf"{_NUM}\s+minus\s+{_NUM}", re.I), "({a}) - ({b})"),
@@ -85,6 +102,7 @@ def _n(text: str) -> str:
 
 def _symbolic(words: str) -> str | None:
     best = ""
+    words = re.sub(r"\b0x[0-9a-f]+\b", " ", words, flags=re.I)  # 0x1F: a hexadecimal number, not 0 times 1
     for match in _SYMBOLIC.finditer(words):
         text = match.group(0).strip()
         if len(text) > len(best) and re.search(r"\d\s*\)*\s*(?:\*\*|[-+*/×÷^%x])\s*\(*\s*-?\d", text, re.I):
@@ -148,17 +166,35 @@ def digits_for_words(text: str) -> str:
 
 def arithmetic_from_words(words: str) -> str | None:
     """The calculator expression the words ask for, or ``None``; number words count when the words
-    hold at least two numbers and an operation ("twelve plus thirty", "seven dozen")."""
-    found = _arithmetic(" ".join(words.split()))
-    if found is not None or not _NUMBER_WORD.search(words):
-        return found
-    spelled = digits_for_words(words)
-    if len(re.findall(r"\d+", spelled)) < 1 or not _OPERATOR_WORDS.search(spelled):
-        return None
-    return _arithmetic(spelled)
+    hold at least two numbers and an operation ("twelve plus thirty", "seven dozen"). A value with
+    float noise (7 / 100 * 1250 = 87.50000000000001) is shown rounded: ``round(…, n)``."""
+    text = " ".join(words.split())
+    found = _arithmetic(text)
+    if found is not None and found == _symbolic(text):
+        return found  # the user's own expression, as typed
+    if found is None and _NUMBER_WORD.search(words):
+        spelled = digits_for_words(words)
+        if not re.search(r"\d", spelled):
+            return None
+        if not _OPERATOR_WORDS.search(spelled):
+            found = None if has_rate(spelled) else unit_conversion(spelled)  # "how many minutes in three hours"
+        else:
+            found = _arithmetic(spelled)
+    return denoise(found) if found else None
 
 
 def _arithmetic(text: str) -> str | None:
+    if not re.search(r"\d", text):  # only "how many seconds are in a day" computes without a digit
+        asks = re.search(r"\b(?:how|wie|combien|cu[aá]nt|quant|hoeveel)", text, re.IGNORECASE)
+        return unit_conversion(text) if asks else None
+    for parser in (rates_and_prices, motion, interest, percent_change, percentage_of_amount, list_arithmetic, ratios):
+        found = parser(text)
+        if found:
+            return found
+    if not has_rate(text):  # "I work 8 hours a day, how many hours in a week" is no conversion
+        converted = unit_conversion(text)
+        if converted:
+            return converted
     for pattern, template in ((_C_TO_F, "({a}) * 9 / 5 + 32"), (_F_TO_C, "(({a}) - 32) * 5 / 9")):
         match = pattern.search(text)
         if match:
