@@ -147,21 +147,72 @@ def _terms(values: list[float]) -> str:
     return shown + (f" + … ({len(values) - SHOWN_TERMS} more)" if len(values) > SHOWN_TERMS else "")
 
 
-def _filtered(table: _Table, question: list[str]) -> tuple[_Table, str]:
-    """The rows a cell value the question names picks out ("North's amounts", "the Jan total")."""
-    asked = set(question) | {w[:-1] for w in question if w.endswith("s")}
-    picks: dict[str, set[str]] = {}
+def _asked(question: list[str]) -> set[str]:
+    return set(question) | {w[:-1] for w in question if w.endswith("s")}
+
+
+def _names(value: str, asked: set[str], question: list[str]) -> bool:
+    """A cell value the question names: all its words are in it, or a short value is the start of a
+    word in it ("Jan" in "january", "Feb" in "februar", "févr" in "février")."""
+    words = _words(value)
+    if not words or _number(value) is None and all(w in asked for w in words):
+        return bool(words)
+    return len(words) == 1 and len(words[0]) >= 3 and _number(value) is None and any(
+        len(q) > len(words[0]) and q.startswith(words[0]) for q in question)
+
+
+def _picks(table: _Table, question: list[str]) -> dict[str, list[str]]:
+    """Per column, the cell values the question names (in the order they are first seen)."""
+    asked = _asked(question)
+    picks: dict[str, list[str]] = {}
     for column in table.columns:
         for row in table.rows:
             value = row.get(column, "")
-            words = _words(value)
-            if words and _number(value) is None and all(w in asked for w in words):
-                picks.setdefault(column, set()).add(value)
+            if value and _number(value) is None and _names(value, asked, question) \
+                    and value not in picks.get(column, []):
+                picks.setdefault(column, []).append(value)
+    return picks
+
+
+def _filtered(table: _Table, question: list[str]) -> tuple[_Table, str]:
+    """The rows a cell value the question names picks out ("North's amounts", "the Jan total")."""
+    picks = _picks(table, question)
     rows = [r for r in table.rows if all(r.get(c) in values for c, values in picks.items())]
     if not picks or not rows or len(rows) == len(table.rows):
         return table, ""
     where = " and ".join(f"{c} {' or '.join(sorted(v))}" for c, v in picks.items())
     return _Table(table.path, table.columns, rows), f" for {where}"
+
+
+_COMPARE = re.compile(r"\b(?:more|less|fewer|difference|differ|than|beat|beats|compared?|versus|vs\.?|minus|"
+                      r"mehr|weniger|unterschied|plus\s+que|moins|diff[ée]rence|m[aá]s\s+que|menos|diferencia|"
+                      r"pi[uù]\s+di|differenza|verschil|meer\s+dan)\b", re.IGNORECASE)
+
+
+def _comparison(table: _Table, question: list[str], raw: str, numeric: list[str], named: list[str]) -> str | None:
+    """"how much more did South sell than North", "by how much did January beat February": the totals
+    (or averages) of two groups of rows that values of one column name, and their difference."""
+    if not _COMPARE.search(raw):
+        return None
+    target = next((c for c in named if c in numeric), numeric[0] if len(numeric) == 1 else None)
+    groups = [(c, v) for c, values in _picks(table, question).items() if len(values) == 2 for v in values]
+    if target is None or len(groups) != 2:
+        return None
+    column = groups[0][0]
+    # the first value named in the question is the one compared
+    order = sorted((raw.lower().find(v.lower()[:3]), v) for _, v in groups)
+    first, second = order[0][1], order[1][1]
+    mean = bool(_AVERAGE.search(raw))
+
+    def measure(value: str) -> tuple[float, list[float]]:
+        values = [n for r in table.rows if r.get(column) == value and (n := _number(r.get(target, ""))) is not None]
+        total = sum(values) / len(values) if mean and values else sum(values)
+        return total, values
+
+    (a, a_values), (b, b_values) = measure(first), measure(second)
+    word = "average" if mean else "total"
+    return (f"The {word} {target} for {column} {first} in {table.path} is {_fmt(round(a, 2))} ({_terms(a_values)}), "
+            f"for {second} {_fmt(round(b, 2))} ({_terms(b_values)}): a difference of {_fmt(round(a - b, 2))}.")
 
 
 def _threshold(table: _Table, named: list[str], numeric: list[str], raw: str) -> str | None:
@@ -182,7 +233,7 @@ def _threshold(table: _Table, named: list[str], numeric: list[str], raw: str) ->
 def _table_answer(whole: _Table, question: list[str], raw: str, named_file: bool) -> str | None:
     named = [c for c in whole.columns if _mentioned(c, question)]
     numeric = whole.numeric()
-    bounded = _threshold(whole, named, numeric, raw)
+    bounded = _threshold(whole, named, numeric, raw) or _comparison(whole, question, raw, numeric, named)
     if bounded is not None:
         return bounded
     table, scope = _filtered(whole, question)
@@ -213,7 +264,11 @@ def _table_answer(whole: _Table, question: list[str], raw: str, named_file: bool
                 value = pick(values)
                 who = [table.label(r) for r in table.rows if _number(r.get(target, "")) == value]
                 return f"The {word} {target}{scope} in {table.path} is {_fmt(value)} ({', '.join(who)})."
-    return _cell_answer(whole, named, question)
+    cell = _cell_answer(whole, named, question)
+    if cell is None and target is not None and scope and rows == 1:
+        # "what did North sell in Feb": the one row the values name, its number
+        return f"In {table.path}, the {target}{scope} is {table.rows[0].get(target, '')}."
+    return cell
 
 
 def _cell_answer(table: _Table, named: list[str], question: list[str]) -> str | None:

@@ -313,7 +313,7 @@ def route(
 
     expression = None
     if not code_writing and not runs and not intent.urls:
-        expression = (intent.arithmetic or arithmetic_from_words(words) or "").strip().rstrip(".").strip() or None
+        expression = (arithmetic_from_words(words) or intent.arithmetic or "").strip().rstrip(".").strip() or None
     if expression and "calculator" in offered and not cues.python:
         calls.append(RoutedCall("calculator", {"expression": expression}))
 

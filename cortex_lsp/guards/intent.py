@@ -124,8 +124,11 @@ def _code_at_hand(message: str, selection: str | None) -> str | None:
 _DATE = re.compile(r"\d{1,4}([-/.])\d{1,2}\1\d{1,4}")
 
 
+_HEX = re.compile(r"\b0x[0-9a-f]+\b", re.IGNORECASE)
+
+
 def _arithmetic(words: str) -> str | None:
-    text = words
+    text = _HEX.sub(" ", words)  # 0x1F is a number written in hexadecimal, not 0 times 1
     for pattern, op in _ARITH_WORDS:
         text = pattern.sub(op, text)
     text = re.sub(r"(?<=\d)\s*x\s*(?=\d)", "*", text)

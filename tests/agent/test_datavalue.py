@@ -71,3 +71,17 @@ def test_nothing_named_or_nothing_parsed_leaves_it_to_the_model(path: str, text:
 def test_data_files_by_suffix() -> None:
     assert all(is_data_file(p) for p in ("a.json", "B.CSV", "x/y.yaml", "c.yml", "d.toml", "e.tsv"))
     assert not any(is_data_file(p) for p in ("a.md", "b.py", "json", "csv.txt"))
+
+
+BY_MONTH = "region,month,amount\nNorth,Jan,120\nSouth,Jan,340\nNorth,Feb,230\nSouth,Feb,180\n"
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("how much more did South sell than North?",
+     "The total amount for region South in s.csv is 520 (340 + 180), for North 350 (120 + 230): a difference of 170."),
+    ("average for february", "The average amount for month Feb in s.csv is 205 ((230 + 180) / 2)."),
+    ("what did North sell in Feb", "In s.csv, the amount for region North and month Feb is 230."),
+    ("Summe für Januar?", "The total amount for month Jan in s.csv is 460 (120 + 340)."),
+])
+def test_groups_named_in_other_words_and_compared(question: str, answer: str) -> None:
+    assert answer_from_data("s.csv", BY_MONTH, question) == answer
