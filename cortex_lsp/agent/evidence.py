@@ -107,10 +107,19 @@ def _stem(word: str) -> str:
     if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         return w[:-1]
     if len(w) > 5 and w.endswith("ing"):
-        return w[:-3]
+        return _undouble(w[:-3])
     if len(w) > 4 and w.endswith("ed"):
-        return w[:-2]
+        return _undouble(w[:-2])
+    if len(w) > 4 and w.endswith("e") and not w.endswith("ee"):
+        return w[:-1]  # "restore" and "restoring" share "restor"
     return w
+
+
+def _undouble(stem: str) -> str:
+    """"tagg" → "tag", "stopp" → "stop" (a doubled last consonant before -ed / -ing), "install" stays."""
+    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouylsz":
+        return stem[:-1]
+    return stem
 
 
 def _split_identifier(token: str) -> list[str]:
@@ -249,6 +258,9 @@ def _paragraph(lines: list[str], index: int) -> tuple[int, int]:
         s = lines[i].strip()
         return bool(s) and not re.match(r"^(?:#|[-*+]\s|\d+[.)]\s|```|>|\|)", s)
 
+    if re.match(r"^#{1,6}\s", lines[index].strip()):  # a heading: with the start of its section
+        following = [i for i in range(index + 1, min(len(lines), index + 4)) if lines[i].strip()]
+        return index, following[1] if len(following) > 1 else following[0] if following else index
     if not prose(index):
         return first, last
     while first > 0 and index - first < 2 and prose(first - 1) and not lines[first - 1].rstrip().endswith((".", ":")):
@@ -350,6 +362,13 @@ def relevant_lines(path: str, text: str, question: str, *, first_line: int = 1,
             for unit in units:
                 if unit.name in called:
                     candidates.append(_Scored(4.9 + scorer.score(*block), unit.first, min(unit.last, unit.first + 3)))
+    chosen = _choose(candidates, scorer, max_lines)
+    return [Excerpt(path, first_line + a, tuple(lines[a:b + 1])) for a, b in chosen]
+
+
+def _choose(candidates: list[_Scored], scorer: _Scorer, max_lines: int) -> list[tuple[int, int]]:
+    """The best places, at most :data:`MAX_RANGES` of them and ``max_lines`` lines; neighbours merged;
+    nothing when the best does not stand out."""
     if not candidates:
         return []
     candidates.sort(key=lambda c: (-c.score, c.first))
@@ -372,8 +391,47 @@ def relevant_lines(path: str, text: str, question: str, *, first_line: int = 1,
             continue
         chosen.append((first, last))
         used += last - first + 1
-    chosen.sort()
-    return [Excerpt(path, first_line + a, tuple(lines[a:b + 1])) for a, b in chosen]
+    return sorted(chosen)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Consecutive lines of a file that a search found: where they start, and their text."""
+
+    path: str
+    start: int
+    text: str
+
+
+def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_lines: int = 4) -> list[Excerpt]:
+    """The lines of the found ``passages`` that ``question`` points at, weighed together (a word rare
+    across all of them weighs more), best places first in reading order."""
+    lines: list[str] = []
+    origin: list[tuple[str, int] | None] = []
+    for passage in passages:
+        for n, line in enumerate(passage.text.splitlines()):
+            lines.append(line)
+            origin.append((passage.path, passage.start + n))
+        lines.append("")  # a passage's paragraph never runs into the next one's
+        origin.append(None)
+    asked = [t for t in dict.fromkeys(t for p in passages for t in _question_terms(question, p.path))
+             if all(t in _question_terms(question, p.path) for p in passages)]
+    literals = _literals(question)
+    if not lines or not (asked or literals):
+        return []
+    scorer = _Scorer(lines, asked, literals)
+    candidates = []
+    for i, line in enumerate(lines):
+        if line.strip() and (score := scorer.score(i, i)) > 0:
+            prose = PurePosixPath((origin[i] or ("", 0))[0].lower()).suffix in _PROSE_SUFFIXES
+            first, last = _paragraph(lines, i) if prose else (i, i)
+            candidates.append(_Scored(score, first, last))
+    excerpts = []
+    for a, b in _choose(candidates, scorer, max_lines):
+        where = origin[a]
+        if where is not None:
+            excerpts.append(Excerpt(where[0], where[1], tuple(lines[a:b + 1])))
+    return excerpts
 
 
 _DEFINITION_WORDS = {

@@ -21,7 +21,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
 from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
 from cortex_lsp.agent.deps import Emit
-from cortex_lsp.agent.evidence import Excerpt, outline, relevant_lines
+from cortex_lsp.agent.evidence import Excerpt, Passage, outline, relevant_lines, relevant_passage_lines
 from cortex_lsp.agent.evidence import render as render_excerpts
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
@@ -182,6 +182,7 @@ def excerpts(calls: list[CallOutcome], question: str) -> list[Excerpt]:
     """The lines of what was read (a file, the passages a search found) that the question points at:
     shown under the model's answer as its evidence (:mod:`cortex_lsp.agent.evidence`)."""
     found: list[Excerpt] = []
+    passages: list[Passage] = []
     for call in calls:
         if not call.result.success:
             continue
@@ -191,12 +192,10 @@ def excerpts(calls: list[CallOutcome], question: str) -> list[Excerpt]:
                 path = str(call.arguments.get("path") or header.group(1))
                 found += relevant_lines(header.group(1) or path, call.result.output[header.end():], question)
         elif call.name == "doc_search":
-            for match in _PASSAGE.finditer(call.result.output):
-                text = match.group(4).removesuffix(" …")
-                found += relevant_lines(match.group(1), text, question, first_line=int(match.group(2)),
-                                        max_lines=4)
-                if found:
-                    break  # the best-ranked passage that points at lines
+            passages += [Passage(m.group(1), int(m.group(2)), m.group(4).removesuffix(" …"))
+                         for m in _PASSAGE.finditer(call.result.output)]
+    if passages:
+        found += relevant_passage_lines(passages, question)
     return found[:2]
 
 

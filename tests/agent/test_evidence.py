@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_lsp.agent.evidence import MAX_LINES, MAX_RANGES, Excerpt, outline, relevant_lines, render, terms
+from cortex_lsp.agent.evidence import (
+    MAX_LINES,
+    MAX_RANGES,
+    Excerpt,
+    Passage,
+    outline,
+    relevant_lines,
+    relevant_passage_lines,
+    render,
+    terms,
+)
 
 INVENTORY = '''"""Stock keeping for the garden shop."""
 
@@ -131,8 +141,8 @@ def test_a_fence_in_the_text_does_not_break_the_excerpt() -> None:
 
 
 def test_terms_split_identifiers_and_stem() -> None:
-    assert terms("DATABASE_URL parseDate dates boxes configured") == [
-        "database", "url", "parse", "date", "date", "box", "configur"]
+    assert terms("DATABASE_URL parseDate dates boxes configured configure tagged") == [
+        "databas", "url", "pars", "date", "date", "box", "configur", "configur", "tag"]
 
 
 @pytest.mark.parametrize(("path", "text", "question", "answer"), [
@@ -162,3 +172,18 @@ def test_no_outline_for_a_question_about_one_thing(question: str) -> None:
 
 def test_an_outline_of_source_that_does_not_parse_is_none() -> None:
     assert outline("broken.py", "def (:\n", "what functions are defined?") is None
+
+
+def test_found_passages_are_weighed_together() -> None:
+    passages = [
+        Passage("docs/ops.md", 5, "## Backups\n\nThe database is copied every night at 02:00 by `backup.sh`."),
+        Passage("docs/ops.md", 10, "## Restoring a backup\n\nStop the server, then run `restore.sh 2024-05-01`."),
+        Passage("README.md", 1, "# Shop\n\nThe server is started with `make serve`."),
+    ]
+    [excerpt] = relevant_passage_lines(passages, "how do I restore a backup?")[:1]
+    assert (excerpt.path, excerpt.start) in {("docs/ops.md", 12), ("docs/ops.md", 10)}
+    shown = render(relevant_passage_lines(passages, "how is the server started?"))
+    assert "From README.md, line 3:" in shown and "make serve" in shown
+    assert relevant_passage_lines(passages, "what is the capital of Peru?") == []
+    # a passage's last line and the next passage's first are never one place
+    assert all(e.lines[-1] != "" for e in relevant_passage_lines(passages, "server"))
