@@ -155,7 +155,7 @@ def _names(value: str, asked: set[str], question: list[str]) -> bool:
     """A cell value the question names: all its words are in it, or a short value is the start of a
     word in it ("Jan" in "january", "Feb" in "februar", "févr" in "février")."""
     words = _words(value)
-    if not words or _number(value) is None and all(w in asked for w in words):
+    if not words or (_number(value) is None and all(w in asked for w in words)):
         return bool(words)
     return len(words) == 1 and len(words[0]) >= 3 and _number(value) is None and any(
         len(q) > len(words[0]) and q.startswith(words[0]) for q in question)

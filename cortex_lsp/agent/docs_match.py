@@ -3,8 +3,8 @@
 "How do I roll back a bad release?" is a question for the project's documents when they have a
 section about it, and general knowledge when they do not. :class:`DocsMatcher` embeds the sections of
 :class:`~cortex_lsp.agent.project_view.ProjectView` (heading and text, in the classifier's embedding
-space) once, keeps the vectors by the section's text (in memory, and in a cache file per folder so a
-new server embeds nothing), and scores a request's vector against them: one matrix product per ask.
+space) once, keeps the vectors by the section's text (in memory, and in one cache file shared by every
+server and folder, keyed by the text, so a new server embeds nothing it has seen), and scores a request's vector against them: one matrix product per ask.
 Embedding new sections is work for a worker thread (the server's warm-up does it); a request that
 arrives before they are ready is scored against what is ready, and at most :data:`EMBED_AT_ASK`
 sections are embedded while it waits.
@@ -68,55 +68,64 @@ class DocsMatcher:
         self.cache_dir = cache_dir
         self._lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
-        self._loaded: set[str] = set()
+        self._loaded = False
 
-    def _cache_file(self, scope: str) -> Path | None:
+    def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
-        name = _key(f"{self.embedder.name}\0{scope}")
-        return self.cache_dir / f"doc-sections-{name[:24]}.npz"
+        return self.cache_dir / f"doc-sections-{_key(self.embedder.name)[:24]}.npz"
 
-    def _load(self, scope: str) -> None:
+    def _read_cache(self) -> dict[str, Any]:
         import numpy as np
 
-        if scope in self._loaded:
-            return
-        self._loaded.add(scope)
-        path = self._cache_file(scope)
+        path = self._cache_file()
         if path is None:
-            return
+            return {}
         try:
             with np.load(path, allow_pickle=False) as data:
                 keys, vectors = data["keys"], data["vectors"]
         except (OSError, ValueError, KeyError):
-            return
-        if vectors.ndim == 2 and len(keys) == vectors.shape[0]:
-            for key, vector in zip(keys.tolist(), vectors, strict=True):
-                self._vectors.setdefault(str(key), vector)
+            return {}
+        if vectors.ndim != 2 or len(keys) != vectors.shape[0]:
+            return {}
+        return dict(zip((str(k) for k in keys.tolist()), vectors, strict=True))
 
-    def _store(self, scope: str, keys: list[str]) -> None:
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            for key, vector in self._read_cache().items():
+                self._vectors.setdefault(key, vector)
+
+    def _store(self) -> None:
+        """Write the vectors known here, with those another server wrote meanwhile (at most
+        :data:`MAX_VECTORS`, this server's first)."""
         import numpy as np
 
-        path = self._cache_file(scope)
-        if path is None or not keys:
+        path = self._cache_file()
+        if path is None or not self._vectors:
             return
+        merged = dict(self._vectors)
+        for key, vector in self._read_cache().items():
+            if len(merged) >= MAX_VECTORS:
+                break
+            merged.setdefault(key, vector)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with tmp.open("wb") as handle:
-                np.savez(handle, keys=np.asarray(keys), vectors=np.stack([self._vectors[k] for k in keys]))
+                np.savez(handle, keys=np.asarray(list(merged)), vectors=np.stack(list(merged.values())))
             tmp.replace(path)
         except OSError as exc:
             log.warning("could not cache the document sections' vectors: %s", exc)
 
-    def prepare(self, sections: Sequence[DocSection], scope: str, *, limit: int | None = None) -> int:
+    def prepare(self, sections: Sequence[DocSection], *, limit: int | None = None) -> int:
         """Embed the sections not embedded yet (at most ``limit``); returns how many are still missing.
         Blocking: call it in a worker thread."""
         import numpy as np
 
         texts = {_key(t): t for t in (section_text(s) for s in sections)}
         with self._lock:
-            self._load(scope)
+            self._load()
             missing = [k for k in texts if k not in self._vectors]
         todo = missing if limit is None else missing[:limit]
         if todo:
@@ -127,8 +136,7 @@ class DocsMatcher:
                     self._vectors.clear()
                 for key, vector in zip(todo, vectors / norms, strict=True):
                     self._vectors[key] = vector
-                if len(todo) == len(missing):
-                    self._store(scope, [k for k in texts if k in self._vectors])
+                self._store()
         return len(missing) - len(todo)
 
     def nearest(self, vector: Any, sections: Sequence[DocSection]) -> DocsMatch:

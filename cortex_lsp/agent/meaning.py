@@ -233,7 +233,7 @@ class MeaningClassifier:
         if root is not None:
             project = self.views.view(root)
             if project.sections:
-                self.docs.prepare(project.sections, str(root), limit=EMBED_AT_ASK)
+                self.docs.prepare(project.sections, limit=EMBED_AT_ASK)
                 unit = vector / max(float(np.linalg.norm(vector)), 1e-12)
                 docs = self.docs.nearest(unit, project.sections)
         raw = self._weights[:, :-1] @ vector + self._weights[:, -1]
@@ -254,7 +254,7 @@ class MeaningClassifier:
         self.prepare()
         view = self.views.view(root)
         if view.sections:
-            self.docs.prepare(view.sections, str(root))
+            self.docs.prepare(view.sections)
 
 
 def packaged_classifier(cache_dir: Path | None = None) -> MeaningClassifier | None:

@@ -112,7 +112,7 @@ def test_the_nearest_section_says_whether_the_documents_cover_a_request(
     assert (meaning.docs.score >= DOCS_MATCH) is covered, meaning.describe()
 
 
-def test_section_vectors_are_cached_per_folder(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+def test_section_vectors_are_cached_for_every_server(tmp_path: Path, embedder: OnnxEmbedder) -> None:
     root = _project(tmp_path / "project")
     cache = tmp_path / "cache"
     sections = scan(root).sections
@@ -125,9 +125,11 @@ def test_section_vectors_are_cached_per_folder(tmp_path: Path, embedder: OnnxEmb
             Counting.texts += len(texts)
             return embedder.embed_sync(texts)
 
-    assert DocsMatcher(Counting(), cache).prepare(sections, str(root)) == 0
+    assert DocsMatcher(Counting(), cache).prepare(sections) == 0
     embedded = Counting.texts
     assert embedded == len(sections)
-    assert DocsMatcher(Counting(), cache).prepare(sections, str(root)) == 0
+    assert DocsMatcher(Counting(), cache).prepare(sections) == 0
     assert Counting.texts == embedded, "a new matcher reads the cached vectors"
-    assert DocsMatcher(Counting(), cache).prepare(sections, str(root), limit=0) == 0
+    assert DocsMatcher(Counting(), cache).prepare(sections, limit=0) == 0
+    moved = _project(tmp_path / "elsewhere")  # the same documents in another folder: nothing new to embed
+    assert DocsMatcher(Counting(), cache).prepare(scan(moved).sections) == 0 and Counting.texts == embedded
