@@ -4,10 +4,10 @@
 section about it, and general knowledge when they do not. :class:`DocsMatcher` embeds the sections of
 :class:`~cortex_lsp.agent.project_view.ProjectView` (heading and text, in the classifier's embedding
 space) once, keeps the vectors by the section's text (in memory, and in one cache file shared by every
-server and folder, keyed by the text, so a new server embeds nothing it has seen), and scores a request's vector against them: one matrix product per ask.
-Embedding new sections is work for a worker thread (the server's warm-up does it); a request that
-arrives before they are ready is scored against what is ready, and at most :data:`EMBED_AT_ASK`
-sections are embedded while it waits.
+server and folder, so a new server embeds nothing it has seen), and scores a request's vector against
+them: one matrix product per ask. Embedding new sections is work for a worker thread (the server's
+warm-up does it); a request that arrives before they are ready is scored against what is ready, and at
+most :data:`EMBED_AT_ASK` sections are embedded while it waits.
 """
 
 from __future__ import annotations
