@@ -160,6 +160,9 @@ def _scan_tree(tree: ast.AST, findings: _Findings, package: str | None = None) -
                 findings.reasons.append("it imports from a local package (relative import)")
             elif absolute:
                 _check_module(absolute, findings)
+                for alias in node.names:  # a submodule of a folder package the sandbox can't use
+                    if findings.folder is not None and f"{absolute}.{alias.name}" in findings.folder.unavailable:
+                        _check_module(f"{absolute}.{alias.name}", findings)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == "input":

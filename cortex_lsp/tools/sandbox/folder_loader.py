@@ -163,7 +163,12 @@ class FolderLoader:
         for item in names:
             if item == "*" or (item.startswith("_") and not is_private_name(item)):
                 raise RefusedImport(f"'from {name} import {item}' is not allowed in the sandbox")
-            if item not in vars(module) and f"{name}.{item}" in self._entries:
+            if item in vars(module):
+                continue
+            why = self._unavailable.get(f"{name}.{item}")
+            if why is not None:
+                raise RefusedImport(f"{name}.{item} from the folder can't be imported: {why}")
+            if f"{name}.{item}" in self._entries:
                 self._load(f"{name}.{item}")
         return module
 
