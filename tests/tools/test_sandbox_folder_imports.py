@@ -9,6 +9,7 @@ files over the bounds), the limits, and what a hostile snippet could try with a 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ import pytest_asyncio
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
+from tests.procs import alive, descendants
 from tests.tools.folder_world import build
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
@@ -236,3 +238,31 @@ async def test_nothing_a_run_does_to_a_module_reaches_the_next_run(pool: Sandbox
     assert json_first.refused
     json_after = await _run(pool, root, "import uses_json\nuses_json.dump([1])")
     assert json_after.value == "'[1]'", json_after
+
+
+@ASYNC
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+async def test_a_cancelled_run_ends_its_worker_while_a_module_runs(root: Path, mode: str) -> None:
+    sandbox = SandboxPool(Settings(code_exec_timeout_seconds=30, sandbox_isolation=mode), keep_warm=False)
+    plan = await sandbox.isolation()
+    if mode == "bwrap" and plan.bwrap is None:
+        pytest.skip(f"bubblewrap is not usable here: {plan.detail}")
+    before = {p for p in descendants(os.getpid()) if alive(p)}
+    try:
+        task = asyncio.ensure_future(sandbox.run("import spin", roots=[root]))
+        for _ in range(200):  # until the worker is running the module
+            await asyncio.sleep(0.05)
+            if {p for p in descendants(os.getpid()) if alive(p)} - before:
+                break
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(200):
+            left = {p for p in descendants(os.getpid()) if alive(p)} - before
+            if not left:
+                break
+            await asyncio.sleep(0.05)
+        assert not left, f"worker processes left after the cancel: {left}"
+    finally:
+        await sandbox.aclose()
