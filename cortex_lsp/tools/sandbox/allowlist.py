@@ -145,7 +145,8 @@ GUARDED_BUILTINS: dict[str, str] = {
     "getattr": "the attribute guard", "hasattr": "the attribute guard", "setattr": "the write guard",
     "delattr": "the write guard", "type": "one argument only; never returns a metaclass",
     "dir": "public names only", "open": "read-only text copy of a file in the folder (not hidden)",
-    "print": "to the output collector", "__import__": "allowed modules only, as views",
+    "print": "to the output collector",
+    "__import__": "allowed modules only, as views; and the folder's own modules",
     "__build_class__": "records the snippet's classes; no metaclass keyword",
 }
 #: Not offered at all (refused before the code runs, with this reason).
