@@ -359,7 +359,8 @@ class SandboxPool:
         if len(code) > MAX_CODE_CHARS:
             return result(refused=True, error=too_long_message())
         key = _roots_key(roots)
-        folder = await asyncio.to_thread(_folder_imports, code, key)
+        # the folder modules the code imports (no thread hop for code without an import)
+        folder = await asyncio.to_thread(_folder_imports, code, key) if "import" in code else FolderImports()
         try:
             worker = await self._take(key)
             if worker.hidden is not None:
