@@ -73,6 +73,8 @@ WORKS: list[tuple[str, str, str, str | None]] = [
      "Point(x=1, y=0, tags=['a'])"),
     ("module-class-private-attrs", "from utils import Stack\nlen(Stack().push(1).push(2))", "", "2"),
     ("private-name-import", "from utils import _private_helper\n_private_helper()", "", "'private ok'"),
+    ("private-name-missing", "import utils\n(getattr(utils, '_missing', 5), hasattr(utils, '_nope'), utils._SEP)", "",
+     "(5, False, '-')"),
     ("wraps-in-module", "import report\nreport.title(['x', 'y'])", "", "'X Y'"),
     ("self-import", "import selfref\nselfref.get()", "", "42"),
     ("import-loop", "import loop_a\nloop_a.both()", "", "'ab'"),

@@ -426,7 +426,8 @@ class Guards:
         target = obj.__self__ if isinstance(obj, super) else obj  # type: ignore[attr-defined]  # super() is checked like its object
         if name.startswith("_") and not self.classes.private_ok(target, name) and not _namedtuple_api(target, name) \
                 and not self._folder_private(target, name):
-            if self.classes.private_missing(target, name):
+            if self.classes.private_missing(target, name) or (self.folder is not None
+                                                              and self.folder.private_missing(target, name)):
                 if default is not ...:
                     return default
                 raise AttributeError(f"{type(target).__name__!r} object has no attribute {name!r}")

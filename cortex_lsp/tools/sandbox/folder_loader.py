@@ -139,6 +139,10 @@ class FolderLoader:
         """``_name`` on a folder module: only a name its own code bound (never a guard name)."""
         return self.owns(obj) and is_private_name(name) and name in vars(obj)
 
+    def private_missing(self, obj: object, name: str) -> bool:
+        """A ``_name`` the folder module's code could have bound but did not (``getattr``'s default applies)."""
+        return self.owns(obj) and is_private_name(name) and name not in vars(obj)
+
     # -- imports ------------------------------------------------------------------------------------
     def import_relative(self, package: str, level: int, name: str, fromlist: tuple[str, ...]) -> ModuleType:
         absolute = resolve_relative(package, level, name)
