@@ -20,6 +20,8 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -30,6 +32,7 @@ from loopback import Listener
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
+from cortex_lsp.tools.sandbox.audit import KILLED_STATUS
 from tests.security.data import sandbox_heldout
 from tests.security.test_sandbox_boundary import (
     DRIVER,
@@ -208,3 +211,32 @@ def test_hostile_folder_modules_are_contained_on_every_host(
                  "signal-import"):
         assert by_name[name]["refused"], (name, by_name[name])
     assert by_name["dataclasses-helpers-foreign"]["stdout"].count("refused") == 4
+
+
+#: The audit hook armed with the snippet's and two folder modules' code objects (escaped code holding
+#: them, as if every guard were gone): each may be ``exec``-ed once; a second time, or a code object
+#: compiled before arming but not armed, ends the worker.
+EXEC_ONCE = """
+import sys
+from cortex_lsp.tools.sandbox import audit
+controls = audit.install(1, [])
+snippet, first, second, other = (compile(f"X = {i}", f"<folder>/m{i}.py", "exec") for i in range(4))
+controls.arm([snippet, first, second], [sys.argv[1]])
+last = {"first-again": first, "not-armed": other}[sys.argv[2]]
+for label, code in (("snippet", snippet), ("first", first), ("second", second), (sys.argv[2], last)):
+    exec(code, {})
+    print("RAN", label, flush=True)
+"""
+
+
+@pytest.mark.parametrize("last", ["first-again", "not-armed"])
+def test_the_audit_hook_lets_each_armed_code_object_run_once(tmp_path: Path, last: str) -> None:
+    from unprivileged import CHECKOUT
+
+    start = f"import sys; sys.path.insert(0, {CHECKOUT!r})\n"
+    done = subprocess.run([sys.executable, "-I", "-c", start + EXEC_ONCE, str(tmp_path), last],
+                          capture_output=True, timeout=60, check=False)
+    out = done.stdout.decode("utf-8", "replace")
+    assert "RAN snippet" in out and "RAN first" in out and "RAN second" in out, out
+    assert f"RAN {last}" not in out, out
+    assert done.returncode == KILLED_STATUS and "Stopped by the sandbox" in out and "(exec)" in out, out
