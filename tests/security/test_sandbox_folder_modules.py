@@ -2,10 +2,10 @@
 
 Two parts:
 
-- every payload of the two independent red teams (``data/sandbox_heldout*.py``), each written as a
-  module of the folder that the snippet imports, through the real pool with ``sandbox_isolation:
-  none``: no secret, no sign of an escape, no file changed (as :mod:`test_sandbox_heldout` asserts for
-  the payloads as snippets);
+- every held-out payload (``data/sandbox_heldout*.py``, written by people who had not seen the tests),
+  each written as a module of the folder that the snippet imports, through the real pool with
+  ``sandbox_isolation: none``: no secret, no sign of an escape, no file changed (as
+  :mod:`test_sandbox_heldout` asserts for the payloads as snippets);
 - on every kind of host of :mod:`test_sandbox_boundary` (the in-process layers alone on a simulated
   host without Landlock and seccomp, Landlock + seccomp, bubblewrap), as root and as uid 65534: the
   boundary's snippet escapes as folder modules, a module trying the damage, a link to the secret
@@ -53,8 +53,8 @@ def _module_names(payloads: list[tuple[str, str]]) -> list[str]:
     return [f"payload_{i}" for i in range(len(payloads))]
 
 
-@pytest.mark.parametrize("corpus", list(CORPORA))
-def test_the_red_teams_payloads_as_folder_modules_stay_inside(tmp_path: Path, corpus: str) -> None:
+@pytest.mark.parametrize("corpus", list(CORPORA), ids=["first-set", "second-set"])
+def test_the_held_out_payloads_as_folder_modules_stay_inside(tmp_path: Path, corpus: str) -> None:
     payloads, token, secret, dotenv = CORPORA[corpus]
     base = tmp_path / "redteam"
     folder = _world(base, secret, dotenv)
