@@ -40,7 +40,7 @@ from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
 from cortex_lsp.agent.routed import small_direct_messages
 from cortex_lsp.agent.router import Route
-from cortex_lsp.agent.runnability import cannot_run_reply
+from cortex_lsp.agent.runnability import FOLDER_ROOTS, cannot_run_reply
 from cortex_lsp.agent.supervisor import Supervisor
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
@@ -94,6 +94,8 @@ class AgentKernel:
         record.backend = record.backend or deps.model.backend
         record.model = record.model or deps.settings.ollama_model
         self._emit = emit
+        # the open folders, for every runnability check of this run (its modules can be imported)
+        folders = FOLDER_ROOTS.set(tuple(deps.workspace.roots))
         try:
             return await self._run(request, emit, record)
         except (ModelUnavailable, ModelMissing) as exc:
@@ -107,6 +109,8 @@ class AgentKernel:
         except (asyncio.CancelledError, Exception) as exc:  # cancelled or crashed: the ask is not kept either
             await self._record_error(request, failure_note(exc))
             raise
+        finally:
+            FOLDER_ROOTS.reset(folders)
 
     async def _facts(self, message: str) -> list[str]:
         """Related facts; a memory fault costs the facts, never the run."""
@@ -191,7 +195,7 @@ class AgentKernel:
             answer = await run_explain(deps, ctx, emit, record)
             return await self._finish(ctx, record, "answered", answer, tools_used=[], steered=False)
 
-        canned = self._cannot_run(ctx)
+        canned = await self._cannot_run(ctx)
         if canned is not None:
             record.plan = Plan(kind="direct", steps=[CANNOT_RUN_STEP])
             emit(AgentEvent("plan", record.plan.as_dict()))
@@ -278,10 +282,11 @@ class AgentKernel:
                                   steered=False)
 
     # -- pieces ------------------------------------------------------------------------------------
-    def _cannot_run(self, ctx: RunContext) -> str | None:
+    async def _cannot_run(self, ctx: RunContext) -> str | None:
         if not ctx.code_at_hand or not ctx.intent.cues.run:
             return None
-        return cannot_run_reply(ctx.code_at_hand)
+        # off the event loop: it reads the folder modules the code imports
+        return await asyncio.to_thread(cannot_run_reply, ctx.code_at_hand, list(self.deps.workspace.roots))
 
     def _session(self, ctx: RunContext, guarded: GuardedPlan, emit: Emit, record: RunRecord) -> ToolSession:
         context = ToolContext(
@@ -396,7 +401,7 @@ class AgentKernel:
             code = str(call.arguments.get("code", "")).strip()
             user_code = (ctx.code_at_hand or "").strip()
             if code and user_code and (code in user_code or user_code in code):
-                reply = cannot_run_reply(code)
+                reply = cannot_run_reply(code, list(self.deps.workspace.roots))
                 return reply or f"The sandbox refused to run your code: {call.result.error}"
         return None
 

@@ -5,6 +5,12 @@ sandbox cannot run it (GUI or terminal libraries, ``input()``, modules outside t
 ``eval``/``exec``/``compile``, dunder attributes), returns the reason and the command to run it locally,
 with a ``pip install`` line only for third-party packages whose distribution name is known.
 :func:`extract_code` finds the last Python code block in a message or in history text.
+
+Given the open folders (``roots``, or the run's :data:`FOLDER_ROOTS`), a module the folder has (``utils.py``,
+a package with ``__init__.py``) is not "a package the sandbox does not have": the sandbox imports it
+(:mod:`cortex_lsp.tools.sandbox.folder_modules` finds the same modules the sandbox will), and what
+*that* module can't do is the reason instead ("it imports app (app.py in the folder), which imports
+flask, ..."). A folder module that can't be used (too large, a link out of the folder) says why.
 """
 
 from __future__ import annotations
@@ -12,9 +18,23 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from cortex_lsp.tools.sandbox.policy import ALLOWED_MODULES, MAX_CODE_CHARS, SUPER_DUNDERS
+from cortex_lsp.tools.sandbox.folder_modules import gather, parse_module
+from cortex_lsp.tools.sandbox.policy import (
+    ALLOWED_MODULES,
+    MAX_CODE_CHARS,
+    SUPER_DUNDERS,
+    ImportScope,
+    resolve_relative,
+)
+
+#: The open folders of the run in progress (the agent kernel sets them), for callers that don't pass
+#: ``roots`` to :func:`cannot_run_reply`.
+FOLDER_ROOTS: ContextVar[tuple[Path, ...]] = ContextVar("cortex_folder_roots", default=())
 
 #: Import name -> PyPI distribution name, for packages whose names differ or are commonly needed.
 PIP_NAMES: dict[str, str] = {
@@ -81,6 +101,8 @@ class _Findings:
     reasons: list[str] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)  # pip distribution names
     uses_input: bool = False
+    #: what the folder serves (``None``: no folder given)
+    folder: ImportScope | None = None
 
 
 def _pip_name(module: str) -> str | None:
@@ -98,6 +120,12 @@ def _is_stdlib(module: str) -> bool:
 def _check_module(module: str, findings: _Findings) -> None:
     top = module.partition(".")[0]
     if module in ALLOWED_MODULES:
+        return
+    why = findings.folder.refusal(module) if findings.folder is not None else ""
+    if why is None:
+        return  # a module of the folder: what it does is checked by itself
+    if why:
+        findings.reasons.append(f"it imports {module} from the folder, which the sandbox can't use ({why})")
         return
     if top in GUI_MODULES:
         findings.reasons.append(
@@ -119,17 +147,22 @@ def _is_super_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
-def _scan_tree(tree: ast.AST, findings: _Findings) -> None:
+def _scan_tree(tree: ast.AST, findings: _Findings, package: str | None = None) -> None:
+    """``package``: a folder module's package (its relative imports resolve against it)."""
     dunders: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _check_module(alias.name, findings)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
+            absolute = resolve_relative(package or "", node.level, node.module or "") if node.level else node.module
+            if node.level and absolute is None:
                 findings.reasons.append("it imports from a local package (relative import)")
-            elif node.module:
-                _check_module(node.module, findings)
+            elif absolute:
+                _check_module(absolute, findings)
+                for alias in node.names:  # a submodule of a folder package the sandbox can't use
+                    if findings.folder is not None and f"{absolute}.{alias.name}" in findings.folder.unavailable:
+                        _check_module(f"{absolute}.{alias.name}", findings)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == "input":
@@ -144,6 +177,8 @@ def _scan_tree(tree: ast.AST, findings: _Findings) -> None:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if re.fullmatch(r"__\w+__", node.value) and node.value not in ("__main__", "__init__"):
                 dunders.add(node.value)
+        elif package is not None and isinstance(node, ast.Name) and node.id.startswith("__"):
+            dunders.add(node.id)  # a folder module's __file__, __name__ (its __main__ block is dropped)
     if dunders:
         names = ", ".join(sorted(dunders))
         findings.reasons.append(f"it uses special (dunder) attributes ({names}), which the sandbox blocks")
@@ -171,10 +206,35 @@ def _scan_text(code: str, findings: _Findings) -> None:
         findings.reasons.append(f"it uses special (dunder) attributes ({names}), which the sandbox blocks")
 
 
-def cannot_run_reply(code: str) -> str | None:
+def _folder_findings(code: str, roots: Sequence[Path]) -> _Findings:
+    """The folder modules ``code`` imports, and the findings of each module's own code, as reasons of
+    the snippet ("it imports app (app.py in the folder), which imports flask, ...")."""
+    folder = gather(code, roots)
+    scope = ImportScope(folder=frozenset(n.partition(".")[0] for n in folder.modules),
+                        unavailable=folder.unavailable)
+    found = _Findings(folder=scope)
+    for module in folder.modules.values():
+        tree = parse_module(module.source, module.path)
+        if tree is None:
+            continue
+        inner = _Findings(folder=scope)
+        _scan_tree(tree, inner, package=module.name if module.is_package else module.name.rpartition(".")[0])
+        if inner.uses_input:
+            inner.reasons.insert(0, "it reads keyboard input with input(), and the sandbox has no keyboard")
+        for reason in inner.reasons:
+            found.reasons.append(f"it imports {module.name} ({module.path} in the folder), which "
+                                 + reason.removeprefix("it "))
+        found.packages += [p for p in inner.packages if p not in found.packages]
+        found.uses_input = found.uses_input or inner.uses_input
+    return found
+
+
+def cannot_run_reply(code: str, roots: Sequence[Path] | None = None) -> str | None:
     """Why the sandbox can't run ``code`` and how to run it locally; ``None`` if the sandbox can run it.
 
-    The size limit is checked first: code over it is never parsed (a 50 MB selection costs nothing)."""
+    ``roots``: the open folders (default: the run's :data:`FOLDER_ROOTS`), whose modules the sandbox
+    imports. The size limit is checked first: code over it is never parsed (a 50 MB selection costs
+    nothing)."""
     if len(code) > MAX_CODE_CHARS:
         return (
             f"The sandbox can't run this code: it is over {MAX_CODE_CHARS} characters. "
@@ -183,12 +243,18 @@ def cannot_run_reply(code: str) -> str | None:
     if not code or not code.strip():
         return None
     findings = _Findings()
+    folder_roots = list(FOLDER_ROOTS.get() if roots is None else roots)
+    if folder_roots:
+        findings = _folder_findings(code, folder_roots)
+    module_reasons, findings.reasons = findings.reasons, []
+    module_input, findings.uses_input = findings.uses_input, False
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         _scan_text(code, findings)
     else:
         _scan_tree(tree, findings)
+    findings.reasons += module_reasons
     if findings.uses_input:
         findings.reasons.insert(0, "it reads keyboard input with input(), and the sandbox has no keyboard")
     if not findings.reasons:
@@ -203,7 +269,7 @@ def cannot_run_reply(code: str) -> str | None:
         lines.append("pip install " + " ".join(findings.packages))
     lines.append("python script.py")
     lines.append("```")
-    if findings.uses_input:
+    if findings.uses_input or module_input:
         lines.append("It will ask for its input in the terminal.")
     return "\n".join(lines)
 

@@ -111,7 +111,7 @@ async def _run_code(
     except ImportError:
         cannot_run_reply = None  # type: ignore[assignment]
     if cannot_run_reply is not None:
-        reason = await asyncio.to_thread(cannot_run_reply, code)
+        reason = await asyncio.to_thread(cannot_run_reply, code, list(ls.roots))
         if reason:
             return {**not_run, "reason": reason}
     pool = sandbox_pool(ls)

@@ -1,8 +1,10 @@
 """The ``python_exec`` tool: run a Python snippet in the sandbox and report output, value and errors.
 
 The tool only formats; every rule (allowed imports, guarded attributes, read-only ``open()`` in the
-roots, limits, isolation) is enforced by :mod:`cortex_lsp.tools.sandbox`. A refusal is a failed result
-with ``data["refused"] = True`` so the agent can stop instead of retrying forbidden code.
+roots, the folder's own modules the code imports, limits, isolation) is enforced by
+:mod:`cortex_lsp.tools.sandbox`: the pool reads those modules through the path guards, from the
+workspace roots passed here. A refusal is a failed result with ``data["refused"] = True`` so the agent
+can stop instead of retrying forbidden code.
 
 Two rules of its own: code over the sandbox's size limit is refused before anything reads it (no parse
 for the argument repair), and where the host offers no OS boundary (neither bubblewrap nor Landlock
@@ -72,9 +74,10 @@ class PythonExecTool(BaseTool):
     description = (
         "Run Python code in a sandbox and return its printed output and the value of its last line. "
         "Only pure-computation modules can be imported (math, statistics, random, decimal, fractions, json, "
-        "datetime, itertools, functools, collections, re, string, ...). open() can read text files "
-        "inside the open folder (read-only); no writing files, no network, no subprocesses. Use it for "
-        "calculations, data transformation and checking code."
+        "datetime, itertools, functools, collections, re, string, ...), and the open folder's own Python "
+        "modules and packages (import utils, from src.db import URL) under the same rules. open() can read "
+        "text files inside the open folder (read-only); no writing files, no network, no subprocesses. Use it "
+        "for calculations, data transformation and checking code."
     )
     parameters: dict[str, Any] = {
         "type": "object",

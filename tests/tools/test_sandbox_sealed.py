@@ -144,3 +144,23 @@ def test_sealed_copies_share_nothing_mutable_with_the_real_modules(sealed: Seale
     frozen_os = sealed.get("cortex_lsp.guards.paths", "os")
     with pytest.raises(AttributeError):
         frozen_os.open = print
+
+
+def _folder(source: str, name: str = "case") -> dict[str, object]:
+    return {"modules": [{"name": name, "path": f"{name}.py", "source": source, "package": False}],
+            "unavailable": {}}
+
+
+def test_folder_modules_are_guarded_by_the_sealed_copy_too(monkeypatch: pytest.MonkeyPatch, sealed: SealedGuards,
+                                                          root: Path) -> None:
+    """Each run-time refusal, as a module from the folder the snippet imports, after every global of the
+    guard modules (the folder loader's included) was rebound; a name of an allowed module is still never
+    served from the folder, and a benign folder module still runs."""
+    _rebind_everything(monkeypatch)
+    for name, code in RUNTIME_REFUSALS:
+        _assert_refused(sealed.run_snippet("import case", [root], **_folder(code)), name)
+    shadow = sealed.run_snippet("import json\nprint(json.dumps(1))", [root], **_folder("X = 'shadow'", "json"))
+    assert shadow.stdout == "1\n", shadow
+    benign = sealed.run_snippet("import case\nprint(case.f())", [root],
+                                **_folder("def f():\n    return open('notes.txt').read().strip()"))
+    assert benign.error is None and benign.stdout == "ordinary notes\n", benign

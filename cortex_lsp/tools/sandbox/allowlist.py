@@ -45,6 +45,7 @@ import importlib
 import keyword
 import operator
 import string
+import sys
 import types
 import typing
 import uuid
@@ -92,6 +93,8 @@ REMOVED: dict[str, dict[str, str]] = {
     "calendar": {"main": "reads the command line and imports argparse"},
     "base64": {"main": "reads files named on the command line", "test": "reads the command line"},
 }
+#: The module name of the snippet's own code (its classes' ``__module__``).
+SANDBOX_MODULE_NAME = "__main__"
 #: Module views never hold these (whatever module they come from).
 REMOVED_EVERYWHERE = {"main": "command-line entry points read argv and files"}
 
@@ -119,6 +122,7 @@ MODULE_REASONS: dict[str, str] = {
     "copy": "copy/deepcopy (no memo argument; dispatch_table removed; a snippet can't define __reduce__)",
     "pprint": "pretty printing (calls repr only)",
     "abc": "abstract base classes (ABCMeta itself is not offered)",
+    "__future__": "compiler directives (from __future__ import annotations); feature records only",
 }
 
 #: Builtins offered unchanged, and why each is safe.
@@ -141,7 +145,8 @@ GUARDED_BUILTINS: dict[str, str] = {
     "getattr": "the attribute guard", "hasattr": "the attribute guard", "setattr": "the write guard",
     "delattr": "the write guard", "type": "one argument only; never returns a metaclass",
     "dir": "public names only", "open": "read-only text copy of a file in the folder (not hidden)",
-    "print": "to the output collector", "__import__": "allowed modules only, as views",
+    "print": "to the output collector",
+    "__import__": "allowed modules only, as views; and the folder's own modules",
     "__build_class__": "records the snippet's classes; no metaclass keyword",
 }
 #: Not offered at all (refused before the code runs, with this reason).
@@ -310,6 +315,11 @@ class Guards:
     def __init__(self) -> None:
         self.classes = SandboxClasses()
         self._views: dict[str, ModuleType] = {}
+        #: the modules from the folder this run may import (a ``folder_loader.FolderLoader``, set by
+        #: the runner; ``None``: the allow-list only)
+        self.folder: Any = None
+        #: the file names of the code this run compiled (the snippet's, and each folder module's)
+        self.code_files: frozenset[str] = frozenset({SANDBOX_FILENAME})
         #: what the snippet is handed: plain functions over this object (see :func:`_closure`)
         self.api: dict[str, Callable[..., Any]] = {
             name: _closure(getattr(self, name), name.rstrip("_"))
@@ -365,11 +375,34 @@ class Guards:
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Iterable[str] | None = (),
         level: int = 0,
     ) -> ModuleType:
+        return self.import_in(None, name, fromlist, level)
+
+    def importer(self, package: str) -> Callable[..., ModuleType]:
+        """The ``__import__`` of a module from the folder: relative imports resolve against its
+        ``package`` (held in this closure, never read from the module's globals)."""
+
+        def __import__(name: str, globals: Any = None, locals: Any = None, fromlist: Iterable[str] | None = (),
+                       level: int = 0) -> ModuleType:
+            return self.import_in(package, name, fromlist, level)
+
+        return __import__
+
+    def import_in(self, package: str | None, name: object, fromlist: Iterable[object] | None, level: object
+                  ) -> ModuleType:
+        """An import by the snippet (``package`` ``None``) or by a module from the folder: an allowed
+        module's view, else a module the folder serves (:attr:`folder`), else refused."""
         name = plain_str(name, "the module name")
         fromlist = tuple(plain_str(item, "an imported name") for item in fromlist or ())
+        if type(level) is not int or level < 0:
+            raise RefusedImport("the import level must be a plain number")
         if level:
-            raise RefusedImport("relative imports are not allowed in the sandbox")
+            if not package or self.folder is None:
+                raise RefusedImport("relative imports are not allowed in the sandbox (only inside a package in the "
+                                    "folder)")
+            return self.folder.import_relative(package, level, name, fromlist)  # type: ignore[no-any-return]
         if name not in ALLOWED_MODULES:
+            if self.folder is not None and self.folder.serves(name):
+                return self.folder.import_(name, fromlist)  # type: ignore[no-any-return]
             raise RefusedImport(f"import of {name!r} is not allowed in the sandbox")
         module = importlib.import_module(name)
         for item in fromlist or ():
@@ -391,8 +424,10 @@ class Guards:
         if name.startswith("__") or name in INSPECT_ATTRIBUTES:
             raise RefusedAttribute(f"access to {name!r} is not allowed in the sandbox")
         target = obj.__self__ if isinstance(obj, super) else obj  # type: ignore[attr-defined]  # super() is checked like its object
-        if name.startswith("_") and not self.classes.private_ok(target, name) and not _namedtuple_api(target, name):
-            if self.classes.private_missing(target, name):
+        if name.startswith("_") and not self.classes.private_ok(target, name) and not _namedtuple_api(target, name) \
+                and not self._folder_private(target, name):
+            if self.classes.private_missing(target, name) or (self.folder is not None
+                                                              and self.folder.private_missing(target, name)):
                 if default is not ...:
                     return default
                 raise AttributeError(f"{type(target).__name__!r} object has no attribute {name!r}")
@@ -403,7 +438,7 @@ class Guards:
                 return self._safe_format(text) if name == "format" else self._safe_format_map(text)
             if isinstance(target, type) and issubclass(target, str):
                 raise RefusedAttribute(f"str.{name} must be called on a string ('...'.{name}(...))")
-        if isinstance(obj, ModuleType):
+        if isinstance(obj, ModuleType) and not self._from_folder(obj):
             reason = _removed_reason(obj.__name__, name)
             if reason:
                 raise RefusedAttribute(f"{obj.__name__}.{name} is not available in the sandbox: {reason}")
@@ -414,12 +449,22 @@ class Guards:
                 raise
             return default
         if isinstance(value, ModuleType):
+            if self._from_folder(value):
+                return value
             if value.__name__ not in ALLOWED_MODULES:
                 raise RefusedAttribute(f"{name!r} is a module; reaching modules through attributes is not allowed")
             return self.view(value)
         if is_denied(value):
             raise RefusedAttribute(f"{name!r} is not available in the sandbox")
         return self._substitute(value)
+
+    def _from_folder(self, obj: object) -> bool:
+        """Is ``obj`` a module object this run made for a module from the folder (by identity)?"""
+        return self.folder is not None and bool(self.folder.owns(obj))
+
+    def _folder_private(self, obj: object, name: str) -> bool:
+        """``_name`` bound by a folder module's own code in its namespace (what the snippet could write)."""
+        return self.folder is not None and bool(self.folder.private_ok(obj, name))
 
     def hasattr(self, obj: object, name: object) -> bool:
         try:
@@ -496,7 +541,19 @@ class Guards:
             if not self.classes.owns(klass) or not isinstance(klass, type):
                 raise Refused("@dataclass works only on classes the snippet defines")
             _check_field_names(klass)
-            made: type = dataclasses.dataclass(klass, **options)
+            module = vars(klass).get("__module__")
+            # a folder module's class: dataclasses reads sys.modules[cls.__module__] (string annotations),
+            # which folder modules never enter; it reads __main__'s, as for the snippet's classes
+            renamed = type(module) is str and module not in sys.modules
+            if renamed:
+                type.__setattr__(klass, "__module__", SANDBOX_MODULE_NAME)
+            try:
+                made: type = dataclasses.dataclass(klass, **options)
+            finally:
+                if renamed:
+                    type.__setattr__(klass, "__module__", module)
+            if renamed and made is not klass:  # slots=True makes a new class
+                type.__setattr__(made, "__module__", module)
             self.classes.add(made)
             return made
 
@@ -544,7 +601,7 @@ class Guards:
         function the snippet wrote (never names the caller picks)."""
         if assigned or updated:
             raise Refused("update_wrapper(assigned=..., updated=...) is not allowed in the sandbox")
-        if not (isinstance(wrapper, FunctionType) and wrapper.__code__.co_filename == SANDBOX_FILENAME):
+        if not (isinstance(wrapper, FunctionType) and wrapper.__code__.co_filename in self.code_files):
             raise Refused("functools.wraps works only on functions the snippet defines")
         for attr in ("__name__", "__qualname__", "__doc__"):
             value = getattr(wrapped, attr, None)

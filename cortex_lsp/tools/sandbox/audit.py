@@ -10,7 +10,8 @@ there. Allowed while armed:
 - ``open`` read-only (no ``w``/``a``/``x``/``+`` mode, no write/create/truncate/append flag) of a path
   that resolves (symlinks followed with the hook's own ``lstat``/``readlink``) inside a root and has no
   hidden (``.``) component below it, or an already-open descriptor read-only;
-- ``exec`` of the snippet's own code object, once;
+- ``exec`` of the snippet's own code object and of each folder module's (compiled before arming), each
+  once;
 - ``compile``/``exec``/``sys._getframe`` only from the few standard-library functions that need them
   for benign snippets (``@dataclass``, ``namedtuple``, ``Enum('E', 'A B')``, ``TypeVar``, a string
   annotation's ``ForwardRef``), checked by their code objects;
@@ -90,7 +91,7 @@ def _allowed_callers() -> dict[str, frozenset[CodeType]]:
 class AuditControls:
     """What the worker keeps of the hook: switch it on, and read a traceback after the snippet."""
 
-    arm: Callable[[CodeType, Sequence[str]], None]
+    arm: Callable[[CodeType | Sequence[CodeType], Sequence[str]], None]
     reading_frames: Callable[[], contextlib.AbstractContextManager[object]]
 
 
@@ -124,7 +125,8 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
     gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
     message, frame_names, always, write_flags = _refusal_message, _FRAME_NAMES, _ALWAYS, _WRITE_FLAGS
     rlimit_as = resource.RLIMIT_AS
-    state: dict[str, Any] = {"armed": False, "busy": False, "code": None, "roots": (), "frames": False}
+    state: dict[str, Any] = {"armed": False, "busy": False, "codes": [], "roots": (), "frames": False}
+    code_type, range_ = CodeType, range
     install_dirs = tuple_(d.rstrip("/") for d in python_dirs if d)
 
     def kill(event: str, detail: str = "") -> None:
@@ -198,6 +200,15 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
         if not readable(path):
             kill("open", f" outside the folder or of a hidden file: {show(path)}")
 
+    def take_code(obj: object) -> bool:
+        """Is ``obj`` one of the code objects the run may ``exec`` (by identity)? Each is taken once."""
+        codes = state["codes"]
+        for i in range_(len_(codes)):
+            if codes[i] is obj:
+                del codes[i]
+                return True
+        return False
+
     def caller_code() -> CodeType | None:
         try:
             return getframe(3).f_code  # 0: this function, 1: check, 2: the hook, 3: the function that raised
@@ -226,8 +237,8 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
             return
         if event == "open":
             check_open(args)
-        elif event == "exec" and state["code"] is not None and args and args[0] is state["code"]:
-            state["code"] = None
+        elif event == "exec" and args and take_code(args[0]):
+            pass
         elif event in ("compile", "exec", "sys._getframe"):
             if caller_code() not in callers[event]:
                 kill(event)
@@ -251,13 +262,14 @@ def install(reply_fd: int, python_dirs: Sequence[str]) -> AuditControls:
     def refuse_signal(*_args: Any, **_kwargs: Any) -> None:
         kill("signal", ": handlers, timers and signals are not available to sandboxed code")
 
-    def arm(code: CodeType, roots: Sequence[str]) -> None:
+    def arm(code: CodeType | Sequence[CodeType], roots: Sequence[str]) -> None:
         for module in (signal, _signal):
             for name in SIGNAL_FUNCTIONS:
                 if hasattr(module, name):
                     setattr(module, name, refuse_signal)
         state["roots"] = tuple_(r.rstrip("/") or "/" for r in roots)
-        state["code"] = code
+        codes: Sequence[object] = (code,) if isinstance_(code, code_type) else code  # type: ignore[assignment]
+        state["codes"] = [c for c in codes if isinstance_(c, code_type)]
         state["armed"] = True
 
     @contextlib.contextmanager

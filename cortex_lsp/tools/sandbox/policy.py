@@ -13,13 +13,22 @@ everyday snippets need, without widening what code can reach:
 - the trailing expression's value is kept in ``_repl_value_`` so it can be reported like a REPL.
 
 Imports, ``eval``/``exec``/``compile`` and other names the sandbox never provides are refused before the
-code runs, with a reason (:func:`static_refusals`).
+code runs, with a reason (:func:`static_refusals`). Besides the allow-list, code may import modules from
+the open folder that the server read and sent with it (an :class:`ImportScope`); each of those is
+compiled by :func:`compile_module`, under the same policy as the snippet, with three differences that
+only ever run *less* code: its ``if __name__ == "__main__":`` body never runs, its ``if TYPE_CHECKING:``
+body is dropped, and module metadata assignments (``__all__ = [...]``, ``__version__ = ...``) are
+evaluated and dropped.
 """
 
 from __future__ import annotations
 
 import ast
+import keyword
+import re
+import sys
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
@@ -38,9 +47,23 @@ ALLOWED_MODULES = frozenset(
         "math", "cmath", "statistics", "random", "decimal", "fractions", "numbers", "json", "datetime",
         "itertools", "functools", "operator", "re", "string", "textwrap", "collections", "collections.abc",
         "heapq", "bisect", "calendar", "uuid", "hashlib", "base64", "unicodedata", "typing", "enum",
-        "dataclasses", "time", "_strptime", "copy", "pprint", "abc",
+        "dataclasses", "time", "_strptime", "copy", "pprint", "abc", "__future__",
     }
 )
+#: Top-level names a module from the folder can never take, besides the standard library's: the
+#: sandbox's own packages (the worker also refuses any name already in its ``sys.modules``).
+SANDBOX_INTERNAL_MODULES = frozenset({"cortex_lsp", "RestrictedPython", "pyseccomp"})
+#: At most this many modules from the folder per run, each at most ``MAX_MODULE_BYTES``, together at most
+#: ``MAX_FOLDER_BYTES`` (the server reads them; the worker checks the count and sizes again).
+MAX_FOLDER_MODULES = 32
+MAX_MODULE_BYTES = 200_000
+MAX_FOLDER_BYTES = 600_000
+#: Module-level names a module from the folder may assign (evaluated, then dropped: never stored).
+MODULE_METADATA = frozenset({
+    "__all__", "__version__", "__author__", "__email__", "__license__", "__copyright__", "__credits__",
+    "__maintainer__", "__status__", "__date__",
+})
+_MODULE_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 #: Names the sandbox never provides; using them is refused up front with a reason.
 UNAVAILABLE_NAMES = {
@@ -175,15 +198,25 @@ class SandboxPolicy(RestrictingNodeTransformer):
             return _located(ast.Expr(call), node)
         return super().visit_AugAssign(node)
 
+    #: keep the trailing expression's value (a snippet); a module from the folder keeps none
+    keeps_value = True
+
     def visit_Module(self, node: ast.Module) -> Any:
         visited = super().visit_Module(node)
         assert isinstance(visited, ast.Module)
         node = visited
-        if node.body and isinstance(node.body[-1], ast.Expr):
+        if self.keeps_value and node.body and isinstance(node.body[-1], ast.Expr):
             last = node.body[-1]
             assign = ast.Assign(targets=[ast.Name(REPL_VALUE_NAME, ast.Store())], value=last.value)
             node.body[-1] = _located(assign, last)
         return node
+
+
+class ModulePolicy(SandboxPolicy):
+    """The snippet's policy for a module from the folder: no REPL value (its ``__main__`` block is
+    dropped before, by :func:`prepare_module_tree`)."""
+
+    keeps_value = False
 
 
 @dataclass
@@ -211,8 +244,102 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
     return names
 
 
-def static_refusals(tree: ast.Module) -> list[str]:
-    """Reasons to refuse before running: imports outside the allow-list, names the sandbox lacks."""
+def workspace_name_refusal(name: str) -> str | None:
+    """Why ``name`` can't be served from the folder (``None``: it can): every part a plain ASCII
+    identifier, not a dunder; the top-level name not a standard module's (``json.py`` in the folder
+    never replaces the sandbox's view of ``json``) and not one of the sandbox's own packages."""
+    parts = name.split(".")
+    if not all(_MODULE_PART.match(p) and not keyword.iskeyword(p) and not p.startswith("__") for p in parts):
+        return f"{name!r} is not a plain module name"
+    top = parts[0]
+    if top in sys.stdlib_module_names or top in ALLOWED_MODULES:
+        return f"{top} is a standard module, and a file in the folder can't take its name"
+    if top in SANDBOX_INTERNAL_MODULES:
+        return f"{top} is a module the sandbox itself uses"
+    return None
+
+
+def resolve_relative(package: str, level: int, name: str) -> str | None:
+    """The absolute name of ``from <level dots><name> import ...`` in ``package`` (``None``: it climbs
+    above the top-level package, or there is no package)."""
+    if not package or level < 1:
+        return None
+    bits = package.split(".")
+    if level > len(bits):
+        return None
+    base = ".".join(bits[: len(bits) - level + 1])
+    return f"{base}.{name}" if name else base
+
+
+@dataclass(frozen=True)
+class ImportScope:
+    """What code may import besides the allow-list: the top-level names of the folder's modules the
+    server sent (``folder``), the modules it found but could not use (``unavailable``: name -> why),
+    and the package relative imports resolve against (``None``/``""``: no relative import)."""
+
+    folder: frozenset[str] = frozenset()
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    package: str | None = None
+
+    def refusal(self, name: str) -> str | None:
+        """``None`` when the folder serves ``name`` (absolute; a missing submodule of a served package
+        fails at run time, as in Python), the reason when the folder has it but can't use it, ``""``
+        when the folder does not have it."""
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            why = self.unavailable.get(".".join(parts[:i]))
+            if why is not None:
+                return why
+        return None if parts[0] in self.folder else ""
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        and isinstance(test.value, ast.Name) and test.value.id == "typing")
+
+
+def _metadata_target(stmt: ast.stmt) -> ast.expr | None:
+    """The value of ``__all__ = ...`` (and the other :data:`MODULE_METADATA` names) at module level."""
+    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) and t.id in MODULE_METADATA
+                                            for t in stmt.targets):
+        return stmt.value
+    if isinstance(stmt, ast.AugAssign | ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
+            and stmt.target.id in MODULE_METADATA:
+        return stmt.value or ast.Constant(None)
+    return None
+
+
+def prepare_module_tree(tree: ast.Module) -> ast.Module:
+    """A folder module's tree as the sandbox runs it: the ``if __name__ == "__main__":`` and
+    ``if TYPE_CHECKING:`` bodies dropped (their ``else`` kept), metadata assignments evaluated and
+    dropped. Only ever removes code."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (_is_main_guard(node.test) or _is_type_checking(node.test)):
+            node.test = _located(ast.Constant(False), node.test)
+            node.body = [_located(ast.Pass(), node.body[0])]
+    for i, stmt in enumerate(tree.body):
+        value = _metadata_target(stmt)
+        if value is not None:
+            tree.body[i] = _located(ast.Expr(value), stmt)
+    return tree
+
+
+def _import_refusal(module: str, scope: ImportScope | None) -> str | None:
+    if module in ALLOWED_MODULES:
+        return None
+    why = scope.refusal(module) if scope is not None else ""
+    if why is None:
+        return None
+    if why:
+        return f"{module} from the folder can't be imported: {why}"
+    return (f"import of {module!r} is not allowed in the sandbox "
+            "(only pure-computation modules such as math, json, re, datetime, collections)")
+
+
+def static_refusals(tree: ast.Module, scope: ImportScope | None = None) -> list[str]:
+    """Reasons to refuse before running: imports outside the allow-list and the folder's modules,
+    names the sandbox lacks."""
     reasons: list[str] = []
     for node in ast.walk(tree):
         modules: list[str] = []
@@ -221,21 +348,24 @@ def static_refusals(tree: ast.Module) -> list[str]:
             modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                reasons.append(f"line {line}: relative imports are not allowed in the sandbox")
-                continue
-            modules = [node.module or ""]
+                absolute = resolve_relative(scope.package or "", node.level, node.module or "") if scope else None
+                if absolute is None:
+                    reasons.append(f"line {line}: relative imports are not allowed in the sandbox "
+                                   "(only inside a package in the folder)")
+                    continue
+                modules = [absolute]
+            else:
+                modules = [node.module or ""]
         for module in modules:
-            if module not in ALLOWED_MODULES:
-                reasons.append(
-                    f"line {line}: import of {module!r} is not allowed in the sandbox "
-                    "(only pure-computation modules such as math, json, re, datetime, collections)"
-                )
+            why = _import_refusal(module, scope)
+            if why:
+                reasons.append(f"line {line}: {why}")
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in UNAVAILABLE_NAMES:
             reasons.append(f"line {line}: {node.id} is not available: {UNAVAILABLE_NAMES[node.id]}")
     return list(dict.fromkeys(reasons))
 
 
-def compile_snippet(source: str) -> Compiled:
+def compile_snippet(source: str, scope: ImportScope | None = None) -> Compiled:
     """Parse, check and restricted-compile ``source`` for the sandbox (size first: no parse over it)."""
     if len(source) > MAX_CODE_CHARS:
         return Compiled(refused=True, error=f"Refused by the sandbox: the code is over {MAX_CODE_CHARS} characters")
@@ -244,7 +374,7 @@ def compile_snippet(source: str) -> Compiled:
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         return Compiled(error=f"SyntaxError: {where}{exc.msg}")
-    reasons = static_refusals(tree)
+    reasons = static_refusals(tree, scope)
     if reasons:
         return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(reasons))
     value_names = _assigned_names(tree.body[-1]) if tree.body else []
@@ -252,3 +382,24 @@ def compile_snippet(source: str) -> Compiled:
     if result.errors or result.code is None:
         return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(result.errors))
     return Compiled(code=result.code, value_names=value_names)
+
+
+def compile_module(source: str, filename: str, scope: ImportScope) -> Compiled:
+    """Compile a module from the folder exactly like a snippet (the same policy, the same static
+    refusals, relative imports resolved against ``scope.package``), after :func:`prepare_module_tree`,
+    and without keeping a last value. ``error`` says why it can't be imported (no ``Refused by the
+    sandbox`` prefix: the importer adds where it was imported)."""
+    if len(source) > MAX_CODE_CHARS:
+        return Compiled(refused=True, error=f"it is over {MAX_CODE_CHARS} characters")
+    try:
+        tree = prepare_module_tree(ast.parse(source, filename, "exec"))
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        return Compiled(error=f"SyntaxError: {where}{exc.msg}")
+    reasons = static_refusals(tree, scope)
+    if reasons:
+        return Compiled(refused=True, error="; ".join(reasons))
+    result = compile_restricted_exec(tree, filename=filename, policy=ModulePolicy)
+    if result.errors or result.code is None:
+        return Compiled(refused=True, error="; ".join(result.errors))
+    return Compiled(code=result.code)

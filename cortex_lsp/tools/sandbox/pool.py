@@ -5,7 +5,8 @@ sandbox and the allowed modules and waits for one snippet. :meth:`SandboxPool.ru
 worker, immediately starts its replacement, sends the snippet, waits at most
 ``code_exec_timeout_seconds`` and then discards the worker whatever happened (so no state or damage
 carries over). A worker started for other roots is replaced, since the roots are bound into its
-isolation when it starts.
+isolation when it starts. The folder modules the snippet imports are found and read here, through the
+path guards, and sent with it (:mod:`.folder_modules`): the worker never opens them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from cortex_lsp import telemetry
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import seccomp
+from cortex_lsp.tools.sandbox.folder_modules import FolderImports, gather
 from cortex_lsp.tools.sandbox.isolation import (
     IsolationPlan,
     bwrap_argv,
@@ -117,6 +119,14 @@ def _text(value: object) -> str | None:
 
 def _roots_key(roots: list[Path]) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) for r in roots)
+
+
+def _folder_imports(code: str, roots: tuple[str, ...]) -> FolderImports:
+    """The folder modules ``code`` imports (read through the path guards); none if reading them fails."""
+    try:
+        return gather(code, [Path(r) for r in roots])
+    except Exception as exc:  # a file system error past the guards' own: run without the folder's modules
+        return FolderImports(notes=[f"the folder's modules could not be read ({type(exc).__name__})"])
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
@@ -349,6 +359,8 @@ class SandboxPool:
         if len(code) > MAX_CODE_CHARS:
             return result(refused=True, error=too_long_message())
         key = _roots_key(roots)
+        # the folder modules the code imports (no thread hop for code without an import)
+        folder = await asyncio.to_thread(_folder_imports, code, key) if "import" in code else FolderImports()
         try:
             worker = await self._take(key)
             if worker.hidden is not None:
@@ -365,7 +377,7 @@ class SandboxPool:
                           + "; ".join(worker.unconfined) + ").")
         timeout = self._settings.code_exec_timeout_seconds
         request = {"code": code, "roots": list(key), "timeout": timeout, "memory_bytes": MEMORY_LIMIT_BYTES,
-                   "require_landlock": plan.boundary == "landlock"}
+                   "require_landlock": plan.boundary == "landlock", **folder.request()}
         started = time.perf_counter()
         try:
             assert worker.proc.stdin is not None and worker.proc.stdout is not None
@@ -386,7 +398,7 @@ class SandboxPool:
             value=_text(reply.get("value")),
             error=_text(reply.get("error")),
             refused=bool(reply.get("refused")),
-            notes=_notes(reply.get("notes")) + worker.missing,
+            notes=_notes(reply.get("notes")) + worker.missing + folder.notes,
         )
 
     async def aclose(self) -> None:

@@ -6,8 +6,9 @@ import, ``type``, class building, module views) and the table of what is allowed
 :class:`~cortex_lsp.tools.sandbox.allowlist.Guards` into the snippet's namespace. ``open()`` reads a text
 file inside the roots (through the path guards, which refuse hidden files and links swapped in after the
 check) and returns an in-memory copy. :func:`run_snippet` takes an ``arm`` callback, called with the
-compiled code right before it runs, so the worker's audit hook turns strict only once the sandbox's own
-compile is done.
+compiled code objects (the snippet's and its folder modules') right before the snippet runs, so the
+worker's audit hook turns strict only once the sandbox's own compile is done. The folder modules the
+server sent are compiled and served by :mod:`.folder_loader`, with the same builtins and hooks.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 import io
 import operator
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,8 @@ from cortex_lsp.tools.sandbox.allowlist import (
     RefusedWrite,
     plain_str,
 )
-from cortex_lsp.tools.sandbox.policy import REPL_VALUE_NAME, SANDBOX_FILENAME, compile_snippet
+from cortex_lsp.tools.sandbox.folder_loader import FolderLoader, compile_folder_modules
+from cortex_lsp.tools.sandbox.policy import REPL_VALUE_NAME, SANDBOX_FILENAME, ImportScope, compile_snippet
 
 __all__ = [
     "Refused", "RefusedAttribute", "RefusedImport", "RefusedOpen", "RefusedWrite", "RunOutcome", "run_snippet",
@@ -150,6 +152,23 @@ def make_globals(
 ) -> dict[str, Any]:
     """The snippet's namespace: the guarded builtins and RestrictedPython's hooks, for one run."""
     run = guards or Guards()
+    return {"__builtins__": make_builtins(collector, roots, run), "__name__": SANDBOX_MODULE,
+            **make_hooks(collector, run)}
+
+
+def module_builtins(collector: OutputCollector, roots: Sequence[Path], guards: Guards, package: str
+                    ) -> dict[str, Any]:
+    """A folder module's ``__builtins__``: the snippet's builtins with an ``__import__`` bound to the
+    module's package, and RestrictedPython's hooks (here, not in the module's namespace, so the module
+    object holds only what its own code binds)."""
+    names = make_builtins(collector, roots, guards)
+    names["__import__"] = guards.importer(package)
+    names.update(make_hooks(collector, guards))
+    return names
+
+
+def make_hooks(collector: OutputCollector, run: Guards) -> dict[str, Any]:
+    """RestrictedPython's hooks (``_getattr_``, ``_write_``, ...) for one run's guards."""
 
     def aug_item(obj: Any, key: Any, op: str, value: Any) -> None:  # ``obj[key] op= value``
         run.write(obj)[key] = inplace_var(op, obj[key], value)
@@ -158,8 +177,6 @@ def make_globals(
         run.setattr(obj, name, inplace_var(op, run.getattr(obj, name), value))
 
     return {
-        "__builtins__": make_builtins(collector, roots, run),
-        "__name__": SANDBOX_MODULE,
         "__metaclass__": type,  # RestrictedPython adds metaclass=__metaclass__ to every class statement
         "_getattr_": run.api["getattr"],
         "_getitem_": operator.getitem,
@@ -231,20 +248,24 @@ def format_error(
     exc: BaseException,
     source: str,
     frames: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+    folder: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
-    """A traceback showing only the snippet's own frames (never the sandbox's internals).
+    """A traceback showing only the snippet's own frames and its folder modules' (``folder``: file name
+    -> (path, source)), never the sandbox's internals.
 
     Only the frame walk runs inside ``frames()`` (the audit layer's window); the exception's text, which
     may run the snippet's own ``__str__``, is made outside it.
     """
-    lines = source.splitlines()
+    texts = {SANDBOX_FILENAME: ("", source), **(folder or {})}
     with frames():
-        snippet_frames = _snippet_frames(exc)[-8:]
+        snippet_frames = _snippet_frames(exc, texts)[-8:]
     out: list[str] = []
     if snippet_frames:
         out.append("Traceback (most recent call last):")
-        for lineno, name in snippet_frames:
-            out.append(f"  line {lineno}, in {name}")
+        for filename, lineno, name in snippet_frames:
+            path, text = texts[filename]
+            out.append(f"  {path + ', ' if path else ''}line {lineno}, in {name}")
+            lines = text.splitlines()
             if lineno and 0 < lineno <= len(lines):
                 out.append(f"    {lines[lineno - 1].strip()}")
     try:
@@ -254,31 +275,37 @@ def format_error(
     return "\n".join(out)
 
 
-def _snippet_frames(exc: BaseException) -> list[tuple[int, str]]:
-    """(line, function name) of the snippet's frames in ``exc``'s traceback, read from the code objects
-    alone: never through ``linecache`` (a snippet could plant an entry whose line runs its own code
-    while the frames window is open), never a ``str`` method of anything the snippet made."""
-    found: list[tuple[int, str]] = []
+def _snippet_frames(exc: BaseException, texts: Mapping[str, object]) -> list[tuple[str, int, str]]:
+    """(file name, line, function name) of the frames in ``exc``'s traceback whose code is the
+    snippet's or a folder module's (file names in ``texts``), read from the code objects alone: never
+    through ``linecache`` (a snippet could plant an entry whose line runs its own code while the
+    frames window is open), never a ``str`` method of anything the snippet made."""
+    found: list[tuple[str, int, str]] = []
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code.co_filename == SANDBOX_FILENAME:
-            found.append((tb.tb_lineno or 0, code.co_name))
+        if code.co_filename in texts:
+            found.append((code.co_filename, tb.tb_lineno or 0, code.co_name))
         tb = tb.tb_next
     return found
 
 
-def _snippet_line(exc: BaseException) -> str:
-    frames = _snippet_frames(exc)
-    return f" (line {frames[-1][0]})" if frames else ""
+def _snippet_line(exc: BaseException, folder: Mapping[str, tuple[str, str]]) -> str:
+    """Where a refusal happened: `` (line 3)`` in the snippet, `` (utils.py, line 3)`` in a folder module."""
+    frames = _snippet_frames(exc, {SANDBOX_FILENAME: None, **folder})
+    if not frames:
+        return ""
+    filename, lineno, _name = frames[-1]
+    return f" ({folder[filename][0]}, line {lineno})" if filename in folder else f" (line {lineno})"
 
 
 @dataclass(frozen=True)
 class RunHooks:
-    """The worker's audit layer, seen from the runner: ``arm`` turns it strict (with the one code
-    object it may ``exec``); ``reading_frames`` lets the runner itself walk a traceback."""
+    """The worker's audit layer, seen from the runner: ``arm`` turns it strict (with the code objects it
+    may ``exec``, each once: the snippet's and its folder modules'); ``reading_frames`` lets the runner
+    itself walk a traceback."""
 
-    arm: Callable[[CodeType], None]
+    arm: Callable[[Sequence[CodeType]], None]
     reading_frames: Callable[[], AbstractContextManager[object]]
 
 
@@ -289,35 +316,46 @@ def run_snippet(
     stdout: OutputCollector | None = None,
     stderr: OutputCollector | None = None,
     hooks: RunHooks | None = None,
+    modules: object = None,
+    unavailable: object = None,
 ) -> RunOutcome:
     """Compile and run one snippet with the guards in place; never raises for the snippet's faults.
 
     ``stdout`` is shared with ``sys.stdout`` in the worker so library prints land in the same place.
+    ``modules``/``unavailable``: the folder modules the server sent (:mod:`.folder_loader`).
     """
-    compiled = compile_snippet(source)
+    folder_modules, refused = compile_folder_modules(modules, unavailable)
+    scope = ImportScope(folder=frozenset(n.partition(".")[0] for n in folder_modules), unavailable=refused)
+    compiled = compile_snippet(source, scope)
     if compiled.code is None:
         return RunOutcome(error=compiled.error, refused=compiled.refused)
     collector = stdout if stdout is not None else OutputCollector(STDOUT_LIMIT)
-    namespace = make_globals(collector, roots)
+    guards = Guards()
+    loader = FolderLoader(folder_modules, refused,
+                          lambda package: module_builtins(collector, roots, guards, package))
+    guards.folder = loader
+    folder = loader.sources()
+    guards.code_files = frozenset({SANDBOX_FILENAME, *folder})
+    namespace = make_globals(collector, roots, guards)
     outcome = RunOutcome()
     frames = hooks.reading_frames if hooks is not None else contextlib.nullcontext
     try:
         if hooks is not None:
-            hooks.arm(compiled.code)
+            hooks.arm([compiled.code, *loader.codes()])
         exec(compiled.code, namespace)
     except OutputLimitExceeded as exc:
         outcome.error = f"Stopped: {exc}."
     except Refused as exc:
         outcome.refused = True
         with frames():
-            line = _snippet_line(exc)
+            line = _snippet_line(exc, folder)
         outcome.error = f"Refused by the sandbox{line}: {safe_str(exc)}"
     except RecursionError as exc:
-        outcome.error = format_error(exc, source, frames) + " (recursion too deep)"
+        outcome.error = format_error(exc, source, frames, folder) + " (recursion too deep)"
     except MemoryError as exc:
-        outcome.error = format_error(exc, source, frames) + " (memory limit reached)"
+        outcome.error = format_error(exc, source, frames, folder) + " (memory limit reached)"
     except BaseException as exc:  # any exception of the snippet's, BaseException included
-        outcome.error = format_error(exc, source, frames)
+        outcome.error = format_error(exc, source, frames, folder)
     else:
         try:
             outcome.value = _repl_value(namespace, compiled.value_names)

@@ -37,6 +37,7 @@ GUARD_MODULES = (
     "cortex_lsp.guards.paths",
     "cortex_lsp.tools.sandbox.allowlist",
     "cortex_lsp.tools.sandbox.enum_names",
+    "cortex_lsp.tools.sandbox.folder_loader",
     "cortex_lsp.tools.sandbox.restricted",
 )
 _SKIPPED_CLASS_KEYS = frozenset({"__dict__", "__weakref__"})

@@ -12,7 +12,8 @@ request's folders (read-only, hidden entries left out; when the request requires
 cannot be applied, the snippet is refused, not run), sets its resource limits (address space, CPU
 seconds, no file writes, no new processes, few descriptors), compiles the snippet, arms the audit hook,
 runs the snippet with the restricted guards (a sealed copy made at start-up: :mod:`.sealed`), sends
-the outcome and exits: a worker never runs a second snippet.
+the outcome and exits: a worker never runs a second snippet. The folder modules the snippet imports come
+in the request, as text the server read (:mod:`.folder_modules`); the worker never opens them.
 
 It dies with its parent: ``PR_SET_PDEATHSIG`` (and bubblewrap's ``--die-with-parent`` when isolated),
 and an end-of-file on its input while idle.
@@ -319,7 +320,7 @@ def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: a
         proto_out.flush()
         return
     apply_limits(float(request.get("timeout", 10)), int(request.get("memory_bytes", 512 * 1024 * 1024)))
-    hooks = RunHooks(arm=lambda code: controls.arm(code, [str(r) for r in roots]),
+    hooks = RunHooks(arm=lambda codes: controls.arm(codes, [str(r) for r in roots]),
                      reading_frames=controls.reading_frames)
     collector = sealed.get(_RESTRICTED, "OutputCollector")
     out: OutputCollector = collector(STDOUT_LIMIT)
@@ -327,7 +328,8 @@ def serve_one(proto_in: BinaryIO, proto_out: BinaryIO, devnull: int, controls: a
     sys.stdout = out  # type: ignore[assignment]
     sys.stderr = err  # type: ignore[assignment]
     try:
-        outcome = sealed.run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks)
+        outcome = sealed.run_snippet(code, roots, stdout=out, stderr=err, hooks=hooks,
+                                     modules=request.get("modules"), unavailable=request.get("unavailable"))
     except MemoryError:
         outcome = RunOutcome(stdout=out.text(), error="MemoryError (memory limit reached)")
     _release_memory_limit()
