@@ -148,7 +148,8 @@ def test_terms_split_identifiers_and_stem() -> None:
 @pytest.mark.parametrize(("path", "text", "question", "answer"), [
     ("shop/inventory.py", INVENTORY, "what functions are defined in inventory.py?",
      "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
-    ("shop/inventory.py", INVENTORY, "how many classes does it have", "inventory.py defines 1 class: `Shelf` (line 18)."),
+    ("shop/inventory.py", INVENTORY, "how many classes does it have",
+     "inventory.py defines 1 class: `Shelf` (line 18)."),
     ("shop/inventory.py", INVENTORY, "Welche Funktionen gibt es in inventory.py?",
      "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
     ("settings.json", SETTINGS, "list the top-level keys of settings.json",
