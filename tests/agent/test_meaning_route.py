@@ -8,8 +8,8 @@ import pytest
 
 from cortex_lsp.agent.docs_match import DocsMatch
 from cortex_lsp.agent.meaning import Meaning
-from cortex_lsp.agent.project_view import DocSection, ProjectView
 from cortex_lsp.agent.meaning_route import combine
+from cortex_lsp.agent.project_view import DocSection, ProjectView
 from cortex_lsp.agent.router import Route, read_intent, route
 from cortex_lsp.agent.runnability import inline_code
 from cortex_lsp.agent.wordmath import arithmetic_from_words
