@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from cortex_lsp.agent.datavalue import is_data_file
+from cortex_lsp.agent.given import given_text
 from cortex_lsp.agent.runnability import inline_code
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
@@ -166,26 +167,6 @@ _SCOPED_SEARCH = re.compile(
     r"^\s*(?:please\s+)?(?:search|look\s+in|look\s+through|check)\s+(?:the\s+file\s+)?(\S+\.\w+)\s+for\s+(.+)$",
     re.IGNORECASE,
 )
-_CONTAINING = re.compile(
-    r"\b(?:(?:containing|that\s+contains|contains)(?:\s+the\s+(?:text|words?|line))?|"
-    r"with\s+the\s+(?:(?:single|following|one)\s+)?(?:text|content|contents|words?|line)|that\s+says|saying)"
-    r"\s*:?\s+(.+?)\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
-_FENCED = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
-_JSON_BLOCK = re.compile(r"(\{.*\}|\[.*\])", re.DOTALL)
-_QUOTED = re.compile(
-    r"\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”|«\s*([^»\n]{1,2000}?)\s*»|‘([^’\n]{1,2000})’"
-    r"|(?<![\w'])'([^'\n]*?[^'\n\s][^'\n]*?)'(?![\w'])"
-)
-#: "a file with milk, eggs and bread in it": the items the user listed
-_WITH_ITEMS = re.compile(
-    r"\b(?:with|containing|listing|that\s+(?:has|lists))\s+(?:the\s+(?:items?|words?)\s+)?:?\s*"
-    r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it)\s*[.!]?\s*$",
-    re.IGNORECASE,
-)
-
-
 #: "which files live under src": the place a sentence ends on (a name with no suffix)
 _LAST_PLACE = re.compile(r"\b(?:under|inside|within|in)\s+(?:the\s+)?([A-Za-z_][\w-]*)\s*[?.!]*\s*$")
 _SLASHED = re.compile(r"(?<![\w./:-])((?:[\w.-]+/)*[\w-]+)/(?![\w])")
@@ -232,32 +213,6 @@ def doc_question(query: str, where: str = "the documents") -> str:
         return query if query.endswith("?") else query + "?"
     verb = "say" if where == "the documents" else "says"
     return f"What {'do' if where == 'the documents' else 'does'} {where} {verb} about {query}?"
-
-
-def given_text(message: str, words: str, save_to: str) -> str | None:
-    """Text the user gave for the file (fenced, JSON, quoted, or "containing …"), or ``None``."""
-    fenced = _FENCED.search(message)
-    if fenced:
-        return fenced.group(1)
-    if save_to.lower().endswith(".json"):
-        block = _JSON_BLOCK.search(message)
-        if block:
-            return block.group(1)
-    for quoted in _QUOTED.finditer(message):
-        text = next((g for g in quoted.groups() if g), "")
-        if text and text != save_to:
-            return text
-    items = _WITH_ITEMS.search(words)
-    if items:
-        listed = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", items.group(1)) if i.strip(" .")]
-        if len(listed) > 1:
-            return "\n".join(listed) + "\n"
-    containing = _CONTAINING.search(message)
-    if containing:
-        text = containing.group(1).strip()
-        text = re.sub(r"\s+(?:to|in|into)\s+(?:the\s+file\s+)?" + re.escape(save_to) + r"\s*$", "", text)
-        return text.rstrip(".").strip() or None
-    return None
 
 
 _TARGET_BEFORE = r"\b(?:to|into|as|called|named|file)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?"
@@ -350,7 +305,7 @@ def route(
         tools.append("write_file")
     if calls or save_to:
         # the fenced code of "run this and save its output" is what runs, not what is saved
-        save_text = given_text(message, words, save_to) if save_to and not runs else None
+        save_text = given_text(message, save_to, words=words) if save_to and not runs else None
         read_found = "read_file" in offered and any(c.tool in ("list_dir", "search_files") for c in calls) \
             and cues.read_found
         if read_found:
