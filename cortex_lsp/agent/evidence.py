@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from cortex_lsp.memory.stemming import stem
+
 #: lines shown at most, and in at most this many separate places
 MAX_LINES = 6
 MAX_RANGES = 2
@@ -96,32 +98,6 @@ def render(excerpts: Sequence[Excerpt]) -> str:
     return "\n\n".join(e.render() for e in excerpts)
 
 
-def _stem(word: str) -> str:
-    """A crude English stem: plurals and the common verb endings ("dates" → "date", "boxes" → "box",
-    "configured" → "configur"); a word's start matching (:func:`_matches`) does the rest."""
-    w = word.lower().removesuffix("'s")
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and re.search(r"(?:ss|x|z|ch|sh)es$", w):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    if len(w) > 5 and w.endswith("ing"):
-        return _undouble(w[:-3])
-    if len(w) > 4 and w.endswith("ed"):
-        return _undouble(w[:-2])
-    if len(w) > 4 and w.endswith("e") and not w.endswith("ee"):
-        return w[:-1]  # "restore" and "restoring" share "restor"
-    return w
-
-
-def _undouble(stem: str) -> str:
-    """"tagg" → "tag", "stopp" → "stop" (a doubled last consonant before -ed / -ing), "install" stays."""
-    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouylsz":
-        return stem[:-1]
-    return stem
-
-
 def _split_identifier(token: str) -> list[str]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", token)
     return [p for p in re.split(r"[_\s]+", spaced) if p]
@@ -132,7 +108,7 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for token in _TOKEN.findall(text):
         for part in _split_identifier(token) if ("_" in token or re.search(r"[a-z][A-Z]", token)) else [token]:
-            out.append(_stem(part))
+            out.append(stem(part))
     return out
 
 

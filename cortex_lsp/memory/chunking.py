@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from cortex_lsp.memory.stemming import stem
+
 DEFAULT_MAX_CHARS = 1500
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -37,12 +39,19 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+#: bump when :func:`tokenize` changes: an index's BM25 postings of another version are rebuilt
+TOKENS_VERSION = 2
+
+
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words; identifiers also yield their snake_case and camelCase parts."""
+    """Lower-cased words, and a word's stem when it differs ("releases" → "releases releas"); identifiers
+    also yield their snake_case and camelCase parts."""
     out: list[str] = []
     for word in _TOKEN.findall(text):
         low = word.lower()
         out.append(low)
+        if low.isalpha() and (cut := stem(low)) != low:
+            out.append(cut)
         parts = [p for piece in word.split("_") for p in _CAMEL.findall(piece)]
         if len(parts) > 1:
             out.extend(p.lower() for p in parts if len(p) > 1)

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from cortex_lsp.guards.paths import PathRefused, ResolvedPath, resolve_in_roots
 from cortex_lsp.memory.chroma import Embedder
-from cortex_lsp.memory.chunking import Chunk, chunk_document, tokenize
+from cortex_lsp.memory.chunking import TOKENS_VERSION, Chunk, chunk_document, tokenize
 from cortex_lsp.memory.docranking import CANDIDATES, VECTOR_OVERFETCH, DocHit, bm25_ids, fused, in_scope, roots_where
 from cortex_lsp.memory.docscan import MAX_FILE_BYTES, MAX_FILES, Reader, default_reader, scan_documents
 from cortex_lsp.memory.erase import connect, scrub_sqlite
@@ -85,6 +85,10 @@ class DocIndex:
             """
             + FTS_SCHEMA
         )
+        if self._db.execute("PRAGMA user_version").fetchone()[0] < TOKENS_VERSION:
+            # postings of another tokenizer: emptied here, filled again from the chunks on the first search
+            self._db.execute("DELETE FROM chunks_fts")
+            self._db.execute(f"PRAGMA user_version = {int(TOKENS_VERSION)}")
         self._generation = 0
         self._fts_checked = False
 

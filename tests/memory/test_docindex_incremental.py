@@ -119,6 +119,27 @@ async def test_an_index_written_before_the_bm25_table_is_searchable(
     assert [h.path for h in hits] == ["pkg/module7.py"]
 
 
+async def test_postings_of_an_older_tokenizer_are_rebuilt_and_words_meet_at_their_stem(
+    mem_settings: Settings, model_client: OllamaClient, tmp_path: Path
+) -> None:
+    root = _workspace(tmp_path)
+    (root / "RELEASING.md").write_text("# Releasing\n\nTagging the commit comes first.\n")
+    await _index(mem_settings, model_client, root)
+    db = sqlite3.connect(mem_settings.data_dir / "docs.db")
+    db.execute("DELETE FROM chunks_fts")  # as if written by the older tokenizer, words without stems
+    db.execute("INSERT INTO chunks_fts(rowid, tokens) SELECT rowid, lower(text) FROM chunks")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    memory = await PersistentMemory(mem_settings, model_client).open()
+    try:
+        hits = await memory.doc_index.search("how are releases tagged", [root], top_k=1, mode="bm25")
+    finally:
+        await memory.aclose()
+        release_chroma_client(mem_settings)
+    assert [h.path for h in hits] == ["RELEASING.md"]
+
+
 async def test_a_search_never_returns_another_folders_chunks(
     mem_settings: Settings, model_client: OllamaClient, tmp_path: Path
 ) -> None:
