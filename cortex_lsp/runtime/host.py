@@ -20,6 +20,7 @@ from cortex_lsp.runtime.models import ModelSlot
 
 if TYPE_CHECKING:
     from cortex_lsp.agent.deps import AgentDeps
+    from cortex_lsp.agent.meaning import MeaningClassifier
     from cortex_lsp.config import LoadedSettings, Settings
     from cortex_lsp.memory.api import Memory
     from cortex_lsp.models.base import ModelClient
@@ -54,6 +55,7 @@ class KernelHost:
         self._doc_changes: Any = None
         self._registries: dict[tuple[Any, ...], ToolRegistry] = {}
         self._shown: set[str] = set()
+        self._meaning: tuple[MeaningClassifier | None] | None = None
 
     # -- settings ------------------------------------------------------------------------------------
     @property
@@ -120,13 +122,23 @@ class KernelHost:
         self._registries = {key: registry}  # one folder's tools at a time: an older session rebuilds its own
         return registry
 
+    def meaning(self) -> MeaningClassifier | None:
+        """The request classifier of a small model's router (the one the language server uses), created on
+        first use; ``None`` when the packaged embedder is not installed."""
+        if self._meaning is None:
+            from cortex_lsp.agent.meaning import default_cache_dir, packaged_classifier
+
+            self._meaning = (packaged_classifier(default_cache_dir()),)
+        return self._meaning[0]
+
     async def deps(self, settings: Settings, workspace: Workspace, edits: EditSink | None) -> AgentDeps:
         from cortex_lsp.agent.deps import AgentDeps
 
         model = await self.model(settings)
         memory = await self.memory()
         return AgentDeps(settings=settings, model=model, memory=memory,
-                         tools=self.tools(settings, workspace.roots, memory), workspace=workspace, edits=edits)
+                         tools=self.tools(settings, workspace.roots, memory), workspace=workspace, edits=edits,
+                         meaning=self.meaning() if settings.model_profile != "full" else None)
 
     async def warm(self) -> None:
         """Get ready for the first request in the background: import the agent off the event loop, open the
@@ -138,6 +150,8 @@ class KernelHost:
                 await asyncio.to_thread(_import_all, WARM_MODULES)
             memory = await self.memory()
             await asyncio.to_thread(self.tools, self.settings, [], memory)
+            if self.settings.model_profile != "full" and (classifier := self.meaning()) is not None:
+                await classifier.warm()  # the route weights and the encoder, while the model starts
             await (await self.model()).version()
         except Exception as exc:
             log.info("warm-up stopped: %s", exc)

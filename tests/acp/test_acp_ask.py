@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import PROTOCOL_VERSION, text_block
 from acp.schema import AgentMessageChunk, AvailableCommandsUpdate, UserMessageChunk
 
@@ -99,3 +100,33 @@ async def test_list_and_load_replay_a_past_session(model: ScriptedModelServer, t
         model.on(Reply(content="Still blue."), contains="Still?", times=None)
         await asyncio.wait_for(run.conn.prompt(session_id=past, prompt=[text_block("Still?")]), WAIT)
         assert "favourite colour" in json.dumps(model.chat_requests[-1])
+
+
+@pytest.fixture(scope="module")
+def route_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The classifier's route weights, fitted once here (a cold agent would fit them during the ask)."""
+    from cortex_lsp.agent.meaning import packaged_classifier
+
+    cache = tmp_path_factory.mktemp("cache")
+    classifier = packaged_classifier(cache / "cortex-lsp")
+    if classifier is None:
+        pytest.skip("the packaged sentence embedder is not installed")
+    classifier.prepare()
+    return cache
+
+
+async def test_a_small_model_is_routed_by_meaning_as_on_the_language_server(
+        model: ScriptedModelServer, tmp_path: Path, route_cache: Path) -> None:
+    model.default = Reply(content="Use the restore button.")
+    env = {"CORTEX_MODEL_PROFILE": "small", "XDG_CACHE_HOME": str(route_cache)}
+    async with acp_session(model, tmp_path, env=env) as run:
+        (run.root / "docs").mkdir()
+        (run.root / "docs" / "operations.md").write_text(
+            "# Operations\n\n## Restoring a backup\n\nStop the server, then run `restore.sh 2024-05-01`.\n")
+        session = await run.conn.new_session(cwd=str(run.root), mcp_servers=[])
+        since = run.client.mark()
+        response = await asyncio.wait_for(
+            run.conn.prompt(session_id=session.session_id, prompt=[text_block("How do I restore a backup?")]), WAIT)
+        assert response.stop_reason == "end_turn"
+        assert ["doc_search" in s.title for s in run.client.tool_calls()] == [True]
+        assert "restore.sh 2024-05-01" in run.client.answer_text(since)

@@ -13,7 +13,7 @@ import pytest
 from cortex_lsp.agent.meaning import packaged_classifier
 from cortex_lsp.agent.prompts import ROLE_CONTENT, ROLE_DIRECT, ROLE_PROSE
 from cortex_lsp.models.onnx_embedder import embedder_unavailable_reason
-from tests.lsp_harness import CortexClient, ask, lsp_session
+from tests.lsp_harness import CortexClient, ask, capabilities, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer
 
 SALES = "region,month,amount\nNorth,Jan,120\nSouth,Jan,340\nEast,Jan,95\nWest,Jan,410\nNorth,Feb,230\nSouth,Feb,180\n"
@@ -119,3 +119,51 @@ async def test_echoed_prompt_markers_never_reach_the_user(
     assert asked(model, ROLE_PROSE) == 1, "the model was asked (and echoed the markers)"
     assert "not instructions" not in result["answer"].lower() and "Priya" in result["answer"]
     assert "not instructions" not in streamed.lower() and "Priya" in streamed
+
+
+OPERATIONS = ("# Operations\n\n## Restoring a backup\n\nStop the server, then run `restore.sh 2024-05-01` with the\n"
+              "date of the copy. Start the server again afterwards.\n\n## Newsletter\n\nIt goes out on Fridays.\n")
+
+
+async def test_a_question_the_documents_cover_is_answered_from_them_with_the_lines(
+    model: ScriptedModelServer, tmp_path: Path, cache_dir: Path,
+) -> None:
+    model.on(Reply(content="Use the restore button in the admin panel."), contains=ROLE_PROSE, times=None)
+    model.default = WRONG
+    (tmp_path / "ws" / "docs").mkdir(parents=True)
+    (tmp_path / "ws" / "docs" / "operations.md").write_text(OPERATIONS, encoding="utf-8")
+    async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
+        covered = await ask(client, "How do I restore a backup?")
+        general = await ask(client, "What is the capital of Portugal?")
+    assert [c["tool"] for c in covered["tool_calls"]] == ["doc_search"]
+    assert "From docs/operations.md, line" in covered["answer"] and "restore.sh 2024-05-01" in covered["answer"]
+    assert any("documents: nearest docs/operations.md" in n for n in covered["notes"])
+    assert general["tool_calls"] == []  # the documents do not cover it: answered directly
+
+
+async def test_text_given_for_a_new_file_is_proposed_for_review_whatever_the_word_tables_read(
+    model: ScriptedModelServer, tmp_path: Path, cache_dir: Path,
+) -> None:
+    model.default = WRONG
+    async with lsp_session(model, tmp_path, env=small(cache_dir)) as client:
+        await warmed(client)
+        result = await ask(client, "new file plan.txt, content: ship on Monday")
+    assert [c["tool"] for c in result["tool_calls"]] == ["write_file"]
+    assert (tmp_path / "ws" / "plan.txt").read_text(encoding="utf-8").strip() == "ship on Monday"
+    assert model.chat_requests == []
+
+
+async def test_a_write_meaning_proposed_is_not_sent_where_nobody_reviews_and_the_words_did_not_ask(
+    model: ScriptedModelServer, tmp_path: Path, cache_dir: Path,
+) -> None:
+    model.default = WRONG
+    caps = capabilities()
+    assert caps.workspace is not None and caps.workspace.workspace_edit is not None
+    caps.workspace.workspace_edit.change_annotation_support = None  # no review: strict mode
+    async with lsp_session(model, tmp_path, env=small(cache_dir), caps=caps) as client:
+        await warmed(client)
+        result = await ask(client, "out.txt <- 42")
+    [call] = result["tool_calls"]
+    assert call["tool"] == "write_file" and not call["success"], "the route proposed the write"
+    assert client.rec.edits == [] and not (tmp_path / "ws" / "out.txt").exists()
