@@ -30,7 +30,7 @@ SHOWN_TERMS = 12
 
 _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\bcombien\b|\bcu[aá]nt[oa]s\b"
                     r"|\bquant[oa]s\b|\bquant[ie]\b|\bile\b|\bhoeveel\b|\bhur\s+många\b", re.I)
-_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd\s+up\b|\baltogether\b|\bin\s+all\b|\b(?:gesamt)?summe\b|\bsomme\b"
+_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bin\s+all\b|\b(?:gesamt)?summe\b|\bsomme\b"
                     r"|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
                       r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)
@@ -216,15 +216,24 @@ def _comparison(table: _Table, question: list[str], raw: str, numeric: list[str]
 
 
 def _threshold(table: _Table, named: list[str], numeric: list[str], raw: str) -> str | None:
-    """"how many sales are above 200": rows whose (named or only) numeric column passes a bound."""
+    """"how many sales are above 200", "add up every amount over 200": rows whose (named or only) numeric
+    column passes a bound: how many, or their total or average."""
     above, below = _ABOVE.search(raw), _BELOW.search(raw)
     column = next((c for c in named if c in numeric), numeric[0] if len(numeric) == 1 else None)
-    if column is None or not (above or below) or not _COUNT.search(raw):
+    asks = _COUNT.search(raw) or _TOTAL.search(raw) or _AVERAGE.search(raw)
+    if column is None or not (above or below) or not asks:
         return None
     bound = float((above or below).group(1))  # type: ignore[union-attr]
     hits = [r for r in table.rows if (n := _number(r.get(column, ""))) is not None
             and (n > bound if above else n < bound)]
     word = "above" if above else "below"
+    if not _COUNT.search(raw):
+        values = [n for r in hits if (n := _number(r.get(column, ""))) is not None]
+        if _AVERAGE.search(raw) and values:
+            return (f"The average {column} of the rows in {table.path} with {column} {word} {_fmt(bound)} is "
+                    f"{_fmt(round(sum(values) / len(values), 2))} (({_terms(values)}) / {len(values)}).")
+        return (f"The total {column} of the rows in {table.path} with {column} {word} {_fmt(bound)} is "
+                f"{_fmt(sum(values))} ({_terms(values) or 'no rows'}).")
     shown = ", ".join(f"{table.label(r)} {r.get(column, '')}" for r in hits[:SHOWN_VALUES])
     return (f"{len(hits)} of the {len(table.rows)} rows in {table.path} have {column} {word} {_fmt(bound)}"
             f"{': ' + shown if shown else ''}.")

@@ -85,3 +85,14 @@ BY_MONTH = "region,month,amount\nNorth,Jan,120\nSouth,Jan,340\nNorth,Feb,230\nSo
 ])
 def test_groups_named_in_other_words_and_compared(question: str, answer: str) -> None:
     assert answer_from_data("s.csv", BY_MONTH, question) == answer
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("add up every amount over 200",
+     "The total amount of the rows in s.csv with amount above 200 is 570 (340 + 230)."),
+    ("average amount below 300", "The average amount of the rows in s.csv with amount below 300 is 176.67 "
+                                 "((120 + 230 + 180) / 3)."),
+    ("what does the South region add up to?", "The total amount for region South in s.csv is 520 (340 + 180)."),
+])
+def test_totals_of_rows_past_a_bound(question: str, answer: str) -> None:
+    assert answer_from_data("s.csv", BY_MONTH, question) == answer
