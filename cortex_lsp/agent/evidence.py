@@ -137,7 +137,7 @@ def _matches(term: str, line_terms: set[str]) -> float:
 
 
 @dataclass(frozen=True)
-class _Unit:
+class Definition:
     """A definition of Python source: its name, its lines (0-based, inclusive) and the lines that say
     what it is (decorators, the ``def`` line, the docstring)."""
 
@@ -147,24 +147,24 @@ class _Unit:
     head_last: int
 
 
-def _units(text: str) -> tuple[list[_Unit], ast.Module | None]:
+def python_units(text: str) -> tuple[list[Definition], ast.Module | None]:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return [], None
-    units: list[_Unit] = []
+    units: list[Definition] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
             last = (node.end_lineno or node.lineno) - 1
             head = node.body[0].end_lineno if ast.get_docstring(node) is not None and node.body else node.lineno
-            units.append(_Unit(node.name, first, last, (head or node.lineno) - 1))
+            units.append(Definition(node.name, first, last, (head or node.lineno) - 1))
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.col_offset == 0:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
                     end = (node.end_lineno or node.lineno) - 1
-                    units.append(_Unit(target.id, node.lineno - 1, end, end))
+                    units.append(Definition(target.id, node.lineno - 1, end, end))
     return units, tree
 
 
@@ -185,7 +185,7 @@ _DEF_WORDS = frozenset({"function", "functions", "func", "method", "methods", "c
                         "constant", "setting"})
 
 
-def _named_definitions(question: str, units: list[_Unit], path: str) -> list[str]:
+def named_definitions(question: str, units: list[Definition], path: str) -> list[str]:
     """Names of ``units`` the question points at: written as code (``a_b``, ``f()``, backticks, camelCase,
     dotted) or next to a word for a definition; the file's own name is not one."""
     names = {u.name for u in units}
@@ -214,7 +214,7 @@ def _import_lines(tree: ast.Module) -> list[int]:
     return [n.lineno - 1 for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
 
 
-def _return_lines(tree: ast.Module, unit: _Unit) -> list[int]:
+def _return_lines(tree: ast.Module, unit: Definition) -> list[int]:
     return [n.lineno - 1 for n in ast.walk(tree)
             if isinstance(n, ast.Return) and unit.first <= n.lineno - 1 <= unit.last]
 
@@ -299,7 +299,7 @@ def relevant_lines(path: str, text: str, question: str, *, first_line: int = 1,
     literals = _literals(question)
     if not asked and not literals:
         return []
-    units, tree = _units(text) if path.lower().endswith(".py") else ([], None)
+    units, tree = python_units(text) if path.lower().endswith(".py") else ([], None)
     if tree is not None:  # in code, "function" or "helper" is how the question asks, not what it is about
         asked = [t for t in asked if t not in _DEF_STEMS]
     scorer = _Scorer(lines, asked, literals)
@@ -313,7 +313,7 @@ def relevant_lines(path: str, text: str, question: str, *, first_line: int = 1,
                 candidates.append(_Scored(score, first, last))
     words = {w.lower() for w in re.findall(r"\w+", question)}
     if tree is not None:
-        named = _named_definitions(question, units, path)
+        named = named_definitions(question, units, path)
         for unit in units:
             head_last = min(unit.head_last, unit.first + max_lines - 1)
             if unit.name in named:
@@ -408,88 +408,3 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
         if where is not None:
             excerpts.append(Excerpt(where[0], where[1], tuple(lines[a:b + 1])))
     return excerpts
-
-
-_DEFINITION_WORDS = {
-    "function": ("functions", "funcs", "helpers", "funktionen", "fonctions", "funciones", "funzioni",
-                 "funções", "funcoes", "functies", "defs"),
-    "class": ("classes", "klassen", "clases", "classi", "klasses"),
-    "method": ("methods", "methoden", "méthodes", "métodos", "metodi"),
-}
-_KEY_WORDS = ("keys", "fields", "settings", "options", "sections", "entries", "properties", "schlüssel", "clés",
-              "claves", "chiavi", "chaves", "sleutels")
-_COLUMN_WORDS = ("columns", "column", "headers", "header", "fields", "spalten", "colonnes", "columnas", "colonne",
-                 "colunas", "kolommen")
-_ASKS_ALL = re.compile(r"\b(?:what|which|list|name|how\s+many|all|every|defined?|defines|available|are\s+there|"
-                       r"welche|quelles?|quels?|cu[aá]l(?:es)?|quali|quais|welke|wie\s+viele|combien|cu[aá]ntas?|"
-                       r"quant[ie]|quantas?|hoeveel)\b", re.IGNORECASE)
-
-
-def outline(path: str, text: str, question: str) -> str | None:
-    """What a file defines or holds, when the question asks for all of it: the functions and classes of
-    Python source ("what functions are in utils.py", "how many helpers"), the top-level keys of a JSON,
-    YAML or TOML file, a CSV's columns. ``None`` for any other question."""
-    words = {w.lower() for w in re.findall(r"[\w-]+", question)}
-    if not _ASKS_ALL.search(question):
-        return None
-    suffix = PurePosixPath(path.lower()).suffix
-    name = PurePosixPath(path).name
-    if suffix == ".py":
-        return _code_outline(name, text, words, question)
-    if suffix in (".json", ".yaml", ".yml", ".toml") and words & set(_KEY_WORDS):
-        keys = _top_keys(suffix, text)
-        if keys:
-            return f"{name} has {len(keys)} top-level key{'s' if len(keys) != 1 else ''}: {', '.join(keys)}."
-    if suffix in (".csv", ".tsv") and words & set(_COLUMN_WORDS):
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        columns = [c.strip() for c in first.split("\t" if suffix == ".tsv" else ",") if c.strip()]
-        rows = max(0, sum(1 for line in text.splitlines() if line.strip()) - 1)
-        if columns:
-            return f"{name} has {len(columns)} columns: {', '.join(columns)} ({rows} rows)."
-    return None
-
-
-def _code_outline(name: str, text: str, words: set[str], question: str) -> str | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    kinds = [kind for kind, spellings in _DEFINITION_WORDS.items() if words & set(spellings)]
-    if not kinds:
-        return None
-    units, _ = _units(text)
-    if _named_definitions(question, units, name):
-        return None  # "what does the chunk function do" asks about one of them
-    found: dict[str, list[str]] = {"function": [], "class": [], "method": []}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found["function"].append(f"`{node.name}` (line {node.lineno})")
-        elif isinstance(node, ast.ClassDef):
-            found["class"].append(f"`{node.name}` (line {node.lineno})")
-            found["method"].extend(f"`{node.name}.{m.name}` (line {m.lineno})" for m in node.body
-                                   if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef))
-    parts = []
-    for kind in kinds:
-        items = found[kind]
-        plural = "es" if kind == "class" else "s"
-        noun = kind if len(items) == 1 else kind + plural
-        parts.append(f"{len(items)} {noun}" + (f": {', '.join(items)}" if items else ""))
-    return f"{name} defines " + "; ".join(parts) + "."
-
-
-def _top_keys(suffix: str, text: str) -> list[str]:
-    import json
-    import tomllib
-
-    import yaml
-
-    try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        else:
-            data = yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError):
-        return []
-    return [str(k) for k in data] if isinstance(data, dict) else []

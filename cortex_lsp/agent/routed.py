@@ -21,9 +21,10 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.context import RunContext, selection_message
 from cortex_lsp.agent.datavalue import answer_from_data, is_data_file
 from cortex_lsp.agent.deps import Emit
-from cortex_lsp.agent.evidence import Excerpt, Passage, outline, relevant_lines, relevant_passage_lines
+from cortex_lsp.agent.evidence import Excerpt, Passage, relevant_lines, relevant_passage_lines
 from cortex_lsp.agent.evidence import render as render_excerpts
 from cortex_lsp.agent.executor import CallOutcome, Executor, ToolSession
+from cortex_lsp.agent.outline import outline
 from cortex_lsp.agent.router import SELF_EXPLAINING, Route
 from cortex_lsp.agent.runnability import cannot_run_reply, extract_code
 from cortex_lsp.agent.scaffold import scrub

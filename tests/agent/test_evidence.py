@@ -1,4 +1,4 @@
-"""The evidence under an answer from a file: the lines a question points at, and a file's outline."""
+"""The evidence under an answer from a file: the lines a question points at."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from cortex_lsp.agent.evidence import (
     MAX_RANGES,
     Excerpt,
     Passage,
-    outline,
     relevant_lines,
     relevant_passage_lines,
     render,
@@ -143,36 +142,6 @@ def test_a_fence_in_the_text_does_not_break_the_excerpt() -> None:
 def test_terms_split_identifiers_and_stem() -> None:
     assert terms("DATABASE_URL parseDate dates boxes configured configure tagged") == [
         "databas", "url", "pars", "date", "date", "box", "configur", "configur", "tag"]
-
-
-@pytest.mark.parametrize(("path", "text", "question", "answer"), [
-    ("shop/inventory.py", INVENTORY, "what functions are defined in inventory.py?",
-     "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
-    ("shop/inventory.py", INVENTORY, "how many classes does it have",
-     "inventory.py defines 1 class: `Shelf` (line 18)."),
-    ("shop/inventory.py", INVENTORY, "Welche Funktionen gibt es in inventory.py?",
-     "inventory.py defines 2 functions: `restock` (line 12), `main` (line 26)."),
-    ("settings.json", SETTINGS, "list the top-level keys of settings.json",
-     "settings.json has 3 top-level keys: shop, mail, debug."),
-    ("sales.csv", "region,amount\nnorth,3\nsouth,4\n", "which columns does sales.csv have?",
-     "sales.csv has 2 columns: region, amount (2 rows)."),
-])
-def test_an_outline_answers_what_a_file_defines(path: str, text: str, question: str, answer: str) -> None:
-    assert outline(path, text, question) == answer
-
-
-@pytest.mark.parametrize("question", [
-    "which function orders crates?",            # one of them, by what it does
-    "what does the restock function do",        # one of them, by name
-    "summarise inventory.py",
-    "does it use functions from other modules",  # no question for all of them
-])
-def test_no_outline_for_a_question_about_one_thing(question: str) -> None:
-    assert outline("shop/inventory.py", INVENTORY, question) is None
-
-
-def test_an_outline_of_source_that_does_not_parse_is_none() -> None:
-    assert outline("broken.py", "def (:\n", "what functions are defined?") is None
 
 
 def test_found_passages_are_weighed_together() -> None:
