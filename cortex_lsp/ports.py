@@ -22,6 +22,13 @@ class AgentEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+class StepStarted(AgentEvent):
+    """A step of the run begins: its number and what it does."""
+
+    def __init__(self, step: int, description: str) -> None:
+        super().__init__("step_start", {"step": step, "description": description})
+
+
 class Workspace(Protocol):
     """The allowed roots, and a reader that prefers the editor's (possibly unsaved) text.
 
