@@ -33,6 +33,7 @@ from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
 from cortex_lsp.ports import AgentEvent
 from cortex_lsp.tools.base import ToolContext, ToolResult
+from cortex_lsp.tools.details import FileWrite
 
 MAX_CALLS_PER_STEP = 3
 #: tools whose results are material the model read (a write it then proposes is labelled with them)
@@ -241,9 +242,10 @@ class ToolSession:
                 self.emit(AgentEvent("edit", {"uri": edit.uri, "kind": edit.kind, "applied": edit.applied,
                                               "asked": edit.asked, "description": edit.description}))
             if name == "write_file" and result.success:
-                relative = str(result.data.get("relative") or args.get("path") or "")
+                wrote = result.detail if isinstance(result.detail, FileWrite) else None
+                relative = wrote.relative if wrote is not None else str(args.get("path") or "")
                 self.written.append(relative)
-                label = "asked for by the user" if result.data.get("asked") else "not asked for; the user accepted it"
+                label = "asked for by the user" if wrote and wrote.asked else "not asked for; the user accepted it"
                 self.record.notes.append(f"wrote {relative} ({label}); {self.grant.describe()}")
             elif result.success and name in _READS:
                 self._note_read(name, args)

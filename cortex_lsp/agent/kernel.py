@@ -378,7 +378,7 @@ class AgentKernel:
 
         assert isinstance(step, StepOutcome)
         for call in step.calls:
-            if call.name != "python_exec" or call.result.success or not call.result.data.get("refused"):
+            if call.name != "python_exec" or call.result.success or not call.result.refused:
                 continue
             code = str(call.arguments.get("code", "")).strip()
             user_code = (ctx.code_at_hand or "").strip()

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from cortex_lsp.config import Settings
 from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.models.base import ToolSpec
 from cortex_lsp.ports import EditOutcome, EditSink, Workspace
-from cortex_lsp.tools.details import CodeRun, ToolDetail
+from cortex_lsp.tools.details import ToolDetail
 
 
 @dataclass
@@ -61,14 +61,6 @@ class ToolResult:
     edits: list[EditOutcome] = field(default_factory=list)
     detail: ToolDetail | None = None
     refused: bool = False
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """``detail`` as a dict, for readers not yet moved to the typed fields."""
-        out: dict[str, Any] = asdict(self.detail) if self.detail is not None else {}
-        if self.refused or isinstance(self.detail, CodeRun):
-            out["refused"] = self.refused
-        return out
 
     def text_for_model(self, limit: int = 6000) -> str:
         """The result as the model sees it: labelled, capped, and marked as data."""

@@ -33,7 +33,7 @@ class FileWrite:
 
 
 @dataclass(frozen=True)
-class DocHit:
+class Passage:
     """One passage ``doc_search`` found; ``citation`` is ``path:start-end``."""
 
     path: str
@@ -47,7 +47,7 @@ class DocHit:
 class DocHits:
     """``doc_search`` searched: the passages found, best first (none is a valid answer)."""
 
-    hits: tuple[DocHit, ...]
+    hits: tuple[Passage, ...]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from cortex_lsp.memory.docchanges import DocChanges
 from cortex_lsp.memory.docfresh import refresh
 from cortex_lsp.memory.docindex import MAX_FILE_BYTES, DocIndex
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
-from cortex_lsp.tools.details import DocHit, DocHits
+from cortex_lsp.tools.details import DocHits, Passage
 
 EXCERPT_CHARS = 700
 
@@ -108,7 +108,7 @@ class DocSearchTool(BaseTool):
         for n, hit in enumerate(hits, 1):
             excerpt = hit.text if len(hit.text) <= EXCERPT_CHARS else hit.text[:EXCERPT_CHARS] + " …"
             blocks.append(f"[{n}] {hit.citation}\n{excerpt}")
-        found = DocHits(tuple(DocHit(path=h.path, start_line=h.start_line, end_line=h.end_line,
+        found = DocHits(tuple(Passage(path=h.path, start_line=h.start_line, end_line=h.end_line,
                                      score=round(h.score, 5), citation=h.citation) for h in hits))
         return ToolResult(
             tool_name=self.name,
