@@ -48,7 +48,7 @@ from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AnswerToken, ErrorReported, StepStarted
 from cortex_lsp.tools.base import ToolContext
 from cortex_lsp.tools.user_wait import tool_time_limit
 
@@ -97,11 +97,11 @@ class AgentKernel:
         try:
             return await self._run(request, emit, record)
         except (ModelUnavailable, ModelMissing) as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
+            emit(ErrorReported(exc.user_message()))
             await self._record_error(request, exc.user_message())
             return record.result("model_unavailable", answer=exc.user_message())
         except ModelError as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
+            emit(ErrorReported(exc.user_message()))
             await self._record_error(request, exc.user_message())
             return record.result("error", answer=exc.user_message())
         except (asyncio.CancelledError, Exception) as exc:  # cancelled or crashed: the ask is not kept either
@@ -181,9 +181,9 @@ class AgentKernel:
         canned = self._cannot_run(ctx)
         if canned is not None:
             record.plan = Plan(kind="direct", steps=[CANNOT_RUN_STEP])
-            emit(AgentEvent("plan", record.plan.as_dict()))
+            emit(record.plan.made())
             record.answer_parts.append(canned)
-            emit(AgentEvent("token", {"value": canned}))
+            emit(AnswerToken(canned))
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
@@ -218,7 +218,7 @@ class AgentKernel:
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan
         telemetry.note_run({"cortex.plan.kind": guarded.plan.kind, "cortex.plan.steps": len(guarded.plan.steps)})
-        emit(AgentEvent("plan", record.plan.as_dict()))
+        emit(record.plan.made())
 
         executor = Executor(deps, emit, record)
         small_tokens = DIRECT_MAX_TOKENS if profile.small else None
@@ -228,7 +228,7 @@ class AgentKernel:
         if guarded.tool_free and request.orchestration != "lats":
             if request.orchestration == "supervisor":
                 return await self._supervise(ctx, guarded, emit, record)
-            emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
+            emit(StepStarted(1, guarded.plan.steps[0]))
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
                     answer = await executor.answer(
@@ -309,11 +309,7 @@ class AgentKernel:
                 break
             steps += 1
             plan_steps = guarded.plan.steps
-            emit(
-                AgentEvent(
-                    "step_start", {"step": steps, "description": plan_steps[min(steps, len(plan_steps)) - 1]}
-                )
-            )
+            emit(StepStarted(steps, plan_steps[min(steps, len(plan_steps)) - 1]))
             try:
                 async with asyncio.timeout(remaining) as step_limit:
                     with tool_time_limit(step_limit):  # paused while the user reviews a write
