@@ -68,7 +68,8 @@ MEANING_SECONDS = 2.0
 
 
 class AgentKernel:
-    """One run. ``allow_lats``/``persist``/``words`` exist for LATS simulations and supervisor workers."""
+    """One run. ``allow_lats``/``persist``/``words``/``intent`` exist for LATS simulations and supervisor
+    workers: a worker acts on the user's words and their reading (``intent``) from the run that started it."""
 
     def __init__(
         self,
@@ -77,6 +78,7 @@ class AgentKernel:
         allow_lats: bool = True,
         persist: bool = True,
         words: str | None = None,
+        intent: Intent | None = None,
         user_turns: list[str] | None = None,
         exclude_tools: frozenset[str] = frozenset(),
     ) -> None:
@@ -84,6 +86,7 @@ class AgentKernel:
         self.allow_lats = allow_lats
         self.persist = persist
         self.words_override = words
+        self.intent_override = intent
         self.turns_override = user_turns
         self.exclude_tools = exclude_tools
         self._emit: Emit | None = None
@@ -159,7 +162,8 @@ class AgentKernel:
         settings = deps.settings
         if request.regenerate and self.persist:  # the answer being regenerated is not history for its rerun
             await deps.memory.drop_last_exchange(request.session_id)
-        intent = request_intent(request, words_override=self.words_override)  # the run's one reading
+        # the run's one reading of its request (a worker's: the reading of the run that started it)
+        intent = self.intent_override or request_intent(request, words_override=self.words_override)
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
         (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
             self._reads(request), self._meaning(request, intent))

@@ -21,6 +21,7 @@ from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.parsing import extract_string_list
 from cortex_lsp.agent.planner import tidy_steps
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord
+from cortex_lsp.guards.intent import Intent
 from cortex_lsp.models.base import ChatOptions, Message, ModelError, ModelMissing, ModelUnavailable, collect
 from cortex_lsp.ports import AgentEvent, AnswerToken, StepStarted
 
@@ -47,6 +48,7 @@ class KernelFactory(Protocol):
         allow_lats: bool,
         persist: bool,
         words: str | None,
+        intent: Intent | None,
         user_turns: list[str] | None,
         exclude_tools: frozenset[str],
     ) -> WorkerKernel: ...
@@ -98,6 +100,7 @@ class Supervisor:
                 orchestration="single",
                 mode="ask",
                 session_id=f"{self.ctx.request.session_id}-worker-{index}",
+                intent=None,  # the subtask is model text; the worker acts on the user's reading (below)
             )
             sub = RunRecord(
                 session_id=request.session_id,
@@ -111,6 +114,7 @@ class Supervisor:
                 allow_lats=False,
                 persist=False,
                 words=self.ctx.words,
+                intent=self.ctx.intent,
                 user_turns=list(self.ctx.user_turns),
                 exclude_tools=WORKER_EXCLUDED,
             )

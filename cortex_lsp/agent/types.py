@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from cortex_lsp.guards.intent import Intent
 from cortex_lsp.ports import EditOutcome, PlanMade
 
 Orchestration = Literal["single", "lats", "supervisor"]
@@ -41,6 +42,9 @@ class AgentRequest:
     history_text: str = ""
     #: ask the session's last question again: its last exchange is dropped first (the new answer replaces it)
     regenerate: bool = False
+    #: the reading of ``message`` with ``selection``, when the command that built the request made it already
+    #: (cortex.fix checks its write grant with it); the run reads the message itself otherwise
+    intent: Intent | None = field(default=None, compare=False, repr=False)
 
     @property
     def stored_text(self) -> str:

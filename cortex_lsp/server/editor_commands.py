@@ -107,12 +107,12 @@ async def fix(ls: CortexServer, *args: Any) -> dict[str, Any]:
         if target.path.suffix.lower() not in allowed:
             raise JsonRpcInvalidParams(f"uri: Cortex may not write {target.path.suffix or 'extensionless'} files "
                                        f"(allowed_write_extensions: {', '.join(sorted(allowed))})")
-        try:
-            words = fix_words(target.relative)
-        except Unnameable as exc:
-            raise JsonRpcInvalidParams(f"uri: {exc}") from None
         notes: list[str] = []
         selection = commands._selection(ls, a.uri, None, notes)  # the whole file: the fix rewrites it
+        try:
+            words, intent = fix_words(target.relative, selection.text if selection else None)
+        except Unnameable as exc:
+            raise JsonRpcInvalidParams(f"uri: {exc}") from None
         diag = a.diagnostic
         message = diag if isinstance(diag, str) else diag.message
         where = a.range or (None if isinstance(diag, str) else diag.range)
@@ -127,7 +127,8 @@ async def fix(ls: CortexServer, *args: Any) -> dict[str, Any]:
         history = code_turn(words, nearby, f"{target.relative} around line {line + 1}" if line is not None
                             else target.relative, selection.language if selection else "", diagnostic)
         request = AgentRequest(message=words, session_id=await commands._session(ls, a.session_id),
-                               selection=selection, diagnostic=diagnostic, mode="ask", history_text=history)
+                               selection=selection, diagnostic=diagnostic, mode="ask", history_text=history,
+                               intent=intent)
         return request, notes, a.wait
 
     return await commands._agent_command(ls, "Cortex: Fix", prepare)
