@@ -1,13 +1,16 @@
-"""The language server's wire JSON for a run: each ``cortex/event``'s ``data`` and the agent command result.
+"""The language server's wire JSON for a run: each ``cortex/event``'s ``data``, the agent command result
+and the ``cortex.run`` result.
 
-This is the one place the typed events (:data:`cortex_lsp.ports.AgentEvent`) and the run's result
-(:class:`cortex_lsp.agent.types.AgentResult`) become the JSON objects of DESIGN.md that editors and
-tests read. Keys and their order are the public format: change them only with DESIGN.md.
+This is the one place the typed events (:data:`cortex_lsp.ports.AgentEvent`), the run's result
+(:class:`cortex_lsp.agent.types.AgentResult`) and a code run's report
+(:class:`cortex_lsp.server.services.CodeRunReport`) become the JSON objects of DESIGN.md that editors
+and tests read. Keys and their order are the public format: change them only with DESIGN.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, assert_never
 
 from cortex_lsp.agent.types import AgentResult, Plan, ToolCallRecord
 from cortex_lsp.ports import (
@@ -21,6 +24,9 @@ from cortex_lsp.ports import (
     ToolCalled,
     ToolReturned,
 )
+
+if TYPE_CHECKING:
+    from cortex_lsp.server.services import CodeRunReport
 
 
 def event_data(event: AgentEvent) -> dict[str, Any]:
@@ -80,3 +86,12 @@ def result_payload(result: AgentResult, run_id: str) -> dict[str, Any]:
         "notes": list(result.notes),
         "run_id": run_id,
     }
+
+
+def run_payload(report: CodeRunReport) -> dict[str, Any]:
+    """The result of ``cortex.run``: the sandbox's fields when the code reached it, else the empty ones."""
+    if report.sandbox is None:
+        return {"ran": report.ran, "stdout": "", "stderr": "", "value": None, "error": None, "duration_ms": 0.0,
+                "backend": None, "isolation": None, "notes": [], "reason": report.reason, "summary": report.summary}
+    return {**asdict(report.sandbox), "ran": report.ran, "reason": report.reason, "warning": report.warning,
+            "summary": report.summary}

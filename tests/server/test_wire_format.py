@@ -1,5 +1,6 @@
-"""The ``cortex/event`` data and the agent command result, byte for byte: editors and tests read this JSON
-(DESIGN.md), so the typed events and result must serialise to exactly these objects, keys in this order."""
+"""The ``cortex/event`` data, the agent command result and the ``cortex.run`` result, byte for byte: editors
+and tests read this JSON (DESIGN.md), so the typed events and reports must serialise to exactly these
+objects, keys in this order."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from cortex_lsp.ports import (
     ToolReturned,
 )
 from cortex_lsp.server.progress import describe
-from cortex_lsp.server.wire import event_data, result_payload
+from cortex_lsp.server.services import CodeRunReport
+from cortex_lsp.server.wire import event_data, result_payload, run_payload
+from cortex_lsp.tools.sandbox.pool import SandboxResult
 
 EDIT = EditOutcome(uri="file:///ws/a.md", kind="create", applied=True, reason="", asked=True,
                    description="You asked for this change.")
@@ -60,3 +63,20 @@ def test_the_result_and_the_done_event_carry_the_same_keys_in_order() -> None:
         '"description": "You asked for this change."}], "stop_reason": "answered", "elapsed_ms": 12.5, '
         '"backend": "ollama", "model": "m", "notes": ["n"], "run_id": "r1"}'
     )
+
+
+def test_a_code_runs_report_keeps_the_cortex_run_json() -> None:
+    ran = SandboxResult(stdout="1\n", stderr="", value="2", error=None, duration_ms=3.5, backend="restricted",
+                        isolation="bwrap", refused=False, notes=["n"])
+    report = CodeRunReport(ran=True, reason=None, sandbox=ran, warning=None, summary="ran in 0.00 s; printed 1 line")
+    assert json.dumps(run_payload(report)) == (
+        '{"stdout": "1\\n", "stderr": "", "value": "2", "error": null, "duration_ms": 3.5, "backend": "restricted", '
+        '"isolation": "bwrap", "refused": false, "notes": ["n"], "ran": true, "reason": null, "warning": null, '
+        '"summary": "ran in 0.00 s; printed 1 line"}'
+    )
+    not_run = CodeRunReport(ran=False, reason="too long", summary="not run: too long")
+    assert json.dumps(run_payload(not_run)) == (
+        '{"ran": false, "stdout": "", "stderr": "", "value": null, "error": null, "duration_ms": 0.0, '
+        '"backend": null, "isolation": null, "notes": [], "reason": "too long", "summary": "not run: too long"}'
+    )
+    assert (not_run.stdout, not_run.error, report.stdout, report.value) == ("", None, "1\n", "2")
