@@ -7,19 +7,14 @@ sees unsaved editor buffers) and an :class:`EditSink` (how a write is proposed),
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from cortex_lsp.guards.grants import WriteGrant
 
 EventType = Literal["plan", "step_start", "tool_call", "tool_result", "token", "edit", "done", "error"]
-
-
-@dataclass(frozen=True)
-class AgentEvent:
-    type: EventType
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 class Workspace(Protocol):
@@ -111,3 +106,83 @@ class EditSink(Protocol):
     def reviewed(self) -> bool: ...
 
     async def propose(self, request: EditRequest) -> EditOutcome: ...
+
+
+# -- what a run reports as it goes --------------------------------------------------------------------
+# One frozen dataclass per event type; ``type`` is its name on the wire. ``worker`` is set on the events a
+# supervisor's worker made (its number), ``None`` otherwise. Each front turns them into its own wire
+# messages in one place: the language server in ``server/event_wire.py``, ACP through
+# ``runtime/updates.py`` and ``acp/render.py``.
+
+
+@dataclass(frozen=True)
+class PlanMade:
+    """The run's plan: ``kind`` is ``direct``, ``tools`` or ``refusal``; ``steps`` in order."""
+
+    type: ClassVar[Literal["plan"]] = "plan"
+    kind: str
+    steps: tuple[str, ...]
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A step of the run begins: its number (from 1) and what it does."""
+
+    type: ClassVar[Literal["step_start"]] = "step_start"
+    step: int
+    description: str
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """The run calls a tool, with the arguments it will run with (after repair)."""
+
+    type: ClassVar[Literal["tool_call"]] = "tool_call"
+    tool: str
+    arguments: Mapping[str, Any]
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class ToolReturned:
+    """A tool call's outcome: ``output`` is its text or its error, shortened; ``repeated`` when the
+    same call was answered from this run's earlier result."""
+
+    type: ClassVar[Literal["tool_result"]] = "tool_result"
+    tool: str
+    success: bool
+    output: str
+    repeated: bool = False
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class EditReported:
+    """What became of a write the run proposed (written, declined, refused, unknown)."""
+
+    type: ClassVar[Literal["edit"]] = "edit"
+    edit: EditOutcome
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class AnswerToken:
+    """A piece of the answer, in order."""
+
+    type: ClassVar[Literal["token"]] = "token"
+    value: str
+    worker: int | None = None
+
+
+@dataclass(frozen=True)
+class ErrorReported:
+    """Something went wrong that the user should read (the model is down, an internal error)."""
+
+    type: ClassVar[Literal["error"]] = "error"
+    message: str
+    worker: int | None = None
+
+
+AgentEvent = PlanMade | StepStarted | ToolCalled | ToolReturned | EditReported | AnswerToken | ErrorReported

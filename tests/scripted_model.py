@@ -147,6 +147,11 @@ class ScriptedModelServer:
             self.queue.clear()
             self.requests.clear()
 
+    def clear_requests(self) -> None:
+        """Forget the requests received so far (the rules and the queue stay)."""
+        with self._lock:
+            self.requests.clear()
+
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -42,7 +42,7 @@ from cortex_lsp import __version__
 from cortex_lsp.acp import slash
 from cortex_lsp.acp.edits import AcpEditSink, WriteLog
 from cortex_lsp.acp.prompt import PromptParts, invalid, read_prompt
-from cortex_lsp.acp.render import AcpUpdate, render
+from cortex_lsp.acp.render import AcpUpdate, render, result_meta
 from cortex_lsp.acp.session import AcpSession, RunEmitter, UpdatePump
 from cortex_lsp.acp.workspace import AcpWorkspace
 from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord
@@ -219,7 +219,7 @@ class CortexAcpAgent:
             request = self._request(session, parts, command)
             result = await self.run(session, request, parts.notes, pump)
             return PromptResponse(stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"),  # type: ignore[arg-type]
-                                  field_meta={"cortex": _result_meta(result)})
+                                  field_meta={"cortex": result_meta(result)})
         finally:
             await pump.close()
             session.running, session.task = False, None
@@ -347,14 +347,3 @@ class CortexAcpAgent:
             task.cancel()
         await self.host.aclose()
 
-
-def _result_meta(result: AgentResult) -> dict[str, Any]:
-    return {
-        "session_id": result.session_id,
-        "stop_reason": result.stop_reason,
-        "plan": result.plan.as_dict(),
-        "tool_calls": [c.as_dict() for c in result.tool_calls],
-        "notes": list(result.notes),
-        "edits": [{"uri": e.uri, "kind": e.kind, "applied": e.applied, "asked": e.asked, "reason": e.reason}
-                  for e in result.edits],
-    }

@@ -81,24 +81,24 @@ async def _run(agent: CortexAcpAgent, session: AcpSession, command: slash.Slash,
     task = asyncio.ensure_future(services.run_code(cast(Any, host), code))
     session.task = cast("asyncio.Task[object]", task)  # session/cancel stops the run (the sandbox kills its worker)
     try:
-        payload = await task
+        report = await task
     except asyncio.CancelledError:
         if not session.cancelled:
             raise
         pump.put(update_tool_call(call_id, status="failed", content=[tool_content(text_block("Cancelled."))]))
         raise Cancelled from None
-    if not payload.get("ran"):
-        text = f"Not run: {payload.get('reason')}"
+    if not report.ran:
+        text = f"Not run: {report.reason}"
         failed = True
     else:
-        pieces = [f"stdout:\n{payload['stdout']}" if payload.get("stdout") else "",
-                  f"stderr:\n{payload['stderr']}" if payload.get("stderr") else "",
-                  f"value: {payload['value']}" if payload.get("value") not in (None, "") else "",
-                  f"error: {payload['error']}" if payload.get("error") else ""]
+        pieces = [f"stdout:\n{report.stdout}" if report.stdout else "",
+                  f"stderr:\n{report.stderr}" if report.stderr else "",
+                  f"value: {report.value}" if report.value not in (None, "") else "",
+                  f"error: {report.error}" if report.error else ""]
         text = "\n".join(p for p in pieces if p) or "(no output)"
-        failed = bool(payload.get("error"))
-    if payload.get("warning"):
-        text += f"\n\n{payload['warning']}"
+        failed = bool(report.error)
+    if report.warning:
+        text += f"\n\n{report.warning}"
     pump.put(update_tool_call(call_id, status="failed" if failed else "completed",
                               content=[tool_content(text_block(text))]))
     pump.put(update_agent_message_text(text))

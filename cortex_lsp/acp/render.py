@@ -3,7 +3,8 @@
 The plan becomes ``plan`` entries; answer text ``agent_message_chunk``; a tool call ``tool_call``
 (``in_progress``, with its kind: read, edit, execute, search, fetch) and then ``tool_call_update``
 (``completed`` or ``failed``, with its short output, or for a write the ``diff``); a notice an
-``agent_message_chunk`` of its own.
+``agent_message_chunk`` of its own. The run's result goes in the prompt response's ``_meta.cortex``
+(:func:`result_meta`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from acp.schema import (
     ToolCallStart,
 )
 
+from cortex_lsp.agent.types import AgentResult
 from cortex_lsp.runtime.updates import (
     AnswerText,
     ClientUpdate,
@@ -71,6 +73,20 @@ def render(update: ClientUpdate, diffs: dict[str, FileEditToolCallContent] | Non
     if isinstance(update, Notice):
         return update_agent_message_text(f"\n\n{update.message}\n\n")
     return None
+
+
+def result_meta(result: AgentResult) -> dict[str, Any]:
+    """The run's result in the ``_meta.cortex`` of the prompt response."""
+    return {
+        "session_id": result.session_id,
+        "stop_reason": result.stop_reason,
+        "plan": {"kind": result.plan.kind, "steps": list(result.plan.steps)},
+        "tool_calls": [{"tool": c.tool, "arguments": c.arguments, "success": c.success, "output": c.output}
+                       for c in result.tool_calls],
+        "notes": list(result.notes),
+        "edits": [{"uri": e.uri, "kind": e.kind, "applied": e.applied, "asked": e.asked, "reason": e.reason}
+                  for e in result.edits],
+    }
 
 
 def diff_content(path: str, new_text: str, old_text: str | None) -> FileEditToolCallContent:

@@ -67,7 +67,9 @@ class RunContext:
 
 def request_intent(request: AgentRequest, *, words_override: str | None = None) -> Intent:
     """The one reading of this run's request: the message (or a worker's words) with the selection it
-    came with, provenance cuts applied."""
+    came with, provenance cuts applied; the request's own :attr:`~AgentRequest.intent` when it has one."""
+    if words_override is None and request.intent is not None:
+        return request.intent
     selection = request.selection.text if request.selection else None
     return parse_intent(request.message if words_override is None else words_override, selection=selection)
 

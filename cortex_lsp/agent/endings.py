@@ -17,13 +17,13 @@ from cortex_lsp.agent.executor import Executor, ToolSession
 from cortex_lsp.agent.plan_guards import GuardedPlan, asks_to_save
 from cortex_lsp.agent.types import StopReason
 from cortex_lsp.models.base import Message, ModelError
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import StepStarted
 
 
 async def refusal_answer(ctx: RunContext, guarded: GuardedPlan, executor: Executor, emit: Emit) -> str:
     """The run's answer to a refused plan: the model says why in its words, or one line says it for it."""
     reason = guarded.refusal_reason or "it is not something Cortex can do"
-    emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
+    emit(StepStarted(1, guarded.plan.steps[0]))
     messages = [
         Message("system", prompts.fill(prompts.REFUSAL, reason=reason)),
         Message("user", ctx.task),

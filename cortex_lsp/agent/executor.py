@@ -31,8 +31,9 @@ from cortex_lsp.guards.consent import decide
 from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import EditReported, ToolCalled, ToolReturned
 from cortex_lsp.tools.base import ToolContext, ToolResult
+from cortex_lsp.tools.details import FileWrite
 
 MAX_CALLS_PER_STEP = 3
 #: tools whose results are material the model read (a write it then proposes is labelled with them)
@@ -225,7 +226,7 @@ class ToolSession:
         tool = self.deps.tools.get(name)
         if tool is not None:
             args = tool.repair_arguments(args)
-        self.emit(AgentEvent("tool_call", {"tool": name, "arguments": args}))
+        self.emit(ToolCalled(name, args))
         blocked = self._guard(name, args)
         sig = signature(name, args)
         if blocked is not None:
@@ -238,12 +239,12 @@ class ToolSession:
             outcome = CallOutcome(name, args, result)
             for edit in result.edits:
                 self.record.edits.append(edit)
-                self.emit(AgentEvent("edit", {"uri": edit.uri, "kind": edit.kind, "applied": edit.applied,
-                                              "asked": edit.asked, "description": edit.description}))
+                self.emit(EditReported(edit))
             if name == "write_file" and result.success:
-                relative = str(result.data.get("relative") or args.get("path") or "")
+                wrote = result.detail if isinstance(result.detail, FileWrite) else None
+                relative = wrote.relative if wrote is not None else str(args.get("path") or "")
                 self.written.append(relative)
-                label = "asked for by the user" if result.data.get("asked") else "not asked for; the user accepted it"
+                label = "asked for by the user" if wrote and wrote.asked else "not asked for; the user accepted it"
                 self.record.notes.append(f"wrote {relative} ({label}); {self.grant.describe()}")
             elif result.success and name in _READS:
                 self._note_read(name, args)
@@ -263,14 +264,7 @@ class ToolSession:
                     output=body[:RECORD_OUTPUT_LIMIT],
                 )
             )
-        data: dict[str, Any] = {
-            "tool": outcome.name,
-            "success": result.success,
-            "output": body[:EVENT_OUTPUT_LIMIT],
-        }
-        if outcome.repeated:
-            data["repeated"] = True
-        self.emit(AgentEvent("tool_result", data))
+        self.emit(ToolReturned(outcome.name, result.success, body[:EVENT_OUTPUT_LIMIT], repeated=outcome.repeated))
 
     def _note_read(self, name: str, args: dict[str, Any]) -> None:
         """Keep what the run read: a write nobody asked for is labelled with it."""

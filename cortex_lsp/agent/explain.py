@@ -16,7 +16,7 @@ from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.types import Plan, RunRecord, Selection
 from cortex_lsp.guards.paths import PathRefused, read_text_file, resolve_in_roots
 from cortex_lsp.models.base import Message
-from cortex_lsp.ports import AgentEvent, Workspace
+from cortex_lsp.ports import StepStarted, Workspace
 
 MAX_EXPLAIN_CHARS = 12000
 
@@ -78,8 +78,8 @@ async def run_explain(deps: AgentDeps, ctx: RunContext, emit: Emit, record: RunR
     code, where = code_to_explain(deps.workspace, request.selection)
     step = "Explain the error" if request.diagnostic else "Explain the selected code"
     record.plan = Plan(kind="direct", steps=[step])
-    emit(AgentEvent("plan", record.plan.as_dict()))
-    emit(AgentEvent("step_start", {"step": 1, "description": step}))
+    emit(record.plan.made())
+    emit(StepStarted(1, step))
     messages = [Message("system", prompts.EXPLAIN)]
     if code:
         lang = request.selection.language if request.selection else ""

@@ -48,7 +48,7 @@ from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AnswerToken, ErrorReported, StepStarted
 from cortex_lsp.tools.base import ToolContext
 from cortex_lsp.tools.user_wait import tool_time_limit
 
@@ -68,7 +68,8 @@ MEANING_SECONDS = 2.0
 
 
 class AgentKernel:
-    """One run. ``allow_lats``/``persist``/``words`` exist for LATS simulations and supervisor workers."""
+    """One run. ``allow_lats``/``persist``/``words``/``intent`` exist for LATS simulations and supervisor
+    workers: a worker acts on the user's words and their reading (``intent``) from the run that started it."""
 
     def __init__(
         self,
@@ -77,6 +78,7 @@ class AgentKernel:
         allow_lats: bool = True,
         persist: bool = True,
         words: str | None = None,
+        intent: Intent | None = None,
         user_turns: list[str] | None = None,
         exclude_tools: frozenset[str] = frozenset(),
     ) -> None:
@@ -84,6 +86,7 @@ class AgentKernel:
         self.allow_lats = allow_lats
         self.persist = persist
         self.words_override = words
+        self.intent_override = intent
         self.turns_override = user_turns
         self.exclude_tools = exclude_tools
         self._emit: Emit | None = None
@@ -99,11 +102,11 @@ class AgentKernel:
         try:
             return await self._run(request, emit, record)
         except (ModelUnavailable, ModelMissing) as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
+            emit(ErrorReported(exc.user_message()))
             await self._record_error(request, exc.user_message())
             return record.result("model_unavailable", answer=exc.user_message())
         except ModelError as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
+            emit(ErrorReported(exc.user_message()))
             await self._record_error(request, exc.user_message())
             return record.result("error", answer=exc.user_message())
         except (asyncio.CancelledError, Exception) as exc:  # cancelled or crashed: the ask is not kept either
@@ -176,7 +179,8 @@ class AgentKernel:
         settings = deps.settings
         if request.regenerate and self.persist:  # the answer being regenerated is not history for its rerun
             await deps.memory.drop_last_exchange(request.session_id)
-        intent = request_intent(request, words_override=self.words_override)  # the run's one reading
+        # the run's one reading of its request (a worker's: the reading of the run that started it)
+        intent = self.intent_override or request_intent(request, words_override=self.words_override)
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
         (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
             self._reads(request), self._meaning(request, intent))
@@ -198,9 +202,9 @@ class AgentKernel:
         canned = await self._cannot_run(ctx)
         if canned is not None:
             record.plan = Plan(kind="direct", steps=[CANNOT_RUN_STEP])
-            emit(AgentEvent("plan", record.plan.as_dict()))
+            emit(record.plan.made())
             record.answer_parts.append(canned)
-            emit(AgentEvent("token", {"value": canned}))
+            emit(AnswerToken(canned))
             return await self._finish(ctx, record, "answered", canned, tools_used=[], steered=False)
 
         available = [n for n in deps.tools.names() if n not in self.exclude_tools]
@@ -235,7 +239,7 @@ class AgentKernel:
         record.notes.extend(guarded.notes)
         record.plan = guarded.plan
         telemetry.note_run({"cortex.plan.kind": guarded.plan.kind, "cortex.plan.steps": len(guarded.plan.steps)})
-        emit(AgentEvent("plan", record.plan.as_dict()))
+        emit(record.plan.made())
 
         executor = Executor(deps, emit, record)
         small_tokens = DIRECT_MAX_TOKENS if profile.small else None
@@ -245,7 +249,7 @@ class AgentKernel:
         if guarded.tool_free and request.orchestration != "lats":
             if request.orchestration == "supervisor":
                 return await self._supervise(ctx, guarded, emit, record)
-            emit(AgentEvent("step_start", {"step": 1, "description": guarded.plan.steps[0]}))
+            emit(StepStarted(1, guarded.plan.steps[0]))
             try:
                 async with asyncio.timeout(max(ctx.remaining(), 0.01)):
                     answer = await executor.answer(
@@ -327,11 +331,7 @@ class AgentKernel:
                 break
             steps += 1
             plan_steps = guarded.plan.steps
-            emit(
-                AgentEvent(
-                    "step_start", {"step": steps, "description": plan_steps[min(steps, len(plan_steps)) - 1]}
-                )
-            )
+            emit(StepStarted(steps, plan_steps[min(steps, len(plan_steps)) - 1]))
             try:
                 async with asyncio.timeout(remaining) as step_limit:
                     with tool_time_limit(step_limit):  # paused while the user reviews a write
@@ -396,7 +396,7 @@ class AgentKernel:
 
         assert isinstance(step, StepOutcome)
         for call in step.calls:
-            if call.name != "python_exec" or call.result.success or not call.result.data.get("refused"):
+            if call.name != "python_exec" or call.result.success or not call.result.refused:
                 continue
             code = str(call.arguments.get("code", "")).strip()
             user_code = (ctx.code_at_hand or "").strip()

@@ -27,7 +27,7 @@ from cortex_lsp.agent.executor import ToolSession
 from cortex_lsp.agent.parsing import extract_json, extract_object
 from cortex_lsp.agent.plan_guards import GuardedPlan
 from cortex_lsp.models.base import ChatOptions, Message, ModelError, ModelMissing, ModelUnavailable, collect
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import StepStarted
 
 GOOD_ENOUGH = 0.8
 EXPLORATION = 1.0
@@ -225,12 +225,7 @@ class LatsSearch:
             child = Node(move=move, parent=node, depth=node.depth + 1)
             node.children.append(child)
             self._step += 1
-            self.emit(
-                AgentEvent(
-                    "step_start",
-                    {"step": self._step, "description": f"Search: {move.thought or move.describe()}"[:160]},
-                )
-            )
+            self.emit(StepStarted(self._step, f"Search: {move.thought or move.describe()}"[:160]))
             if move.tool is not None:
                 if move.tool in SEARCH_EXCLUDED or move.tool not in tools:
                     child.success = False

@@ -30,7 +30,6 @@ from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
 from cortex_lsp.guards.cues import DOC_PLACES, Cues
 from cortex_lsp.guards.intent import parse_intent
-from cortex_lsp.guards.provenance import instruction_text
 
 RouteKind = Literal["direct", "tools", "undecided"]
 #: tools whose result is the answer: shown as it is, no model call needed to word it
@@ -72,6 +71,8 @@ class IntentLike(Protocol):
     def hinted_tools(self) -> frozenset[str]: ...
     @property
     def write_grant(self) -> WriteGrantLike: ...
+    @property
+    def wide_reading(self) -> IntentLike: ...
     def wants(self, *verbs: str) -> bool: ...
 
 
@@ -336,7 +337,7 @@ def route(
     if not wanted:
         # the hand-over and reported-speech cuts guard side effects; whether a request is plain
         # chat is read more widely ("tell me what notes.md says" is not), quotes and pastes still out
-        wanted = _wanted(parse_intent(instruction_text(message)), available, runs=run_asked)
+        wanted = _wanted(intent.wide_reading, available, runs=run_asked)
     named = {t for t in available if re.search(rf"\b{re.escape(t)}\b", words, re.IGNORECASE)}
     if named or cues.tool_word:
         wanted |= named or set(available)  # "use the probe tool": a tool (a plugin, maybe) the router can't fill

@@ -21,8 +21,9 @@ from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.parsing import extract_string_list
 from cortex_lsp.agent.planner import tidy_steps
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord
+from cortex_lsp.guards.intent import Intent
 from cortex_lsp.models.base import ChatOptions, Message, ModelError, ModelMissing, ModelUnavailable, collect
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AgentEvent, AnswerToken, StepStarted
 
 MAX_SUBTASKS = 4
 WORKER_EXCLUDED = frozenset({"write_file"})
@@ -47,6 +48,7 @@ class KernelFactory(Protocol):
         allow_lats: bool,
         persist: bool,
         words: str | None,
+        intent: Intent | None,
         user_turns: list[str] | None,
         exclude_tools: frozenset[str],
     ) -> WorkerKernel: ...
@@ -84,9 +86,9 @@ class Supervisor:
 
     def _worker_emit(self, index: int) -> Emit:
         def emit(event: AgentEvent) -> None:
-            if event.type == "token":
+            if isinstance(event, AnswerToken):
                 return  # a worker's answer is material for the merge, not the answer
-            self.emit(AgentEvent(event.type, {**event.data, "worker": index}))
+            self.emit(replace(event, worker=index))
 
         return emit
 
@@ -98,6 +100,7 @@ class Supervisor:
                 orchestration="single",
                 mode="ask",
                 session_id=f"{self.ctx.request.session_id}-worker-{index}",
+                intent=None,  # the subtask is model text; the worker acts on the user's reading (below)
             )
             sub = RunRecord(
                 session_id=request.session_id,
@@ -111,6 +114,7 @@ class Supervisor:
                 allow_lats=False,
                 persist=False,
                 words=self.ctx.words,
+                intent=self.ctx.intent,
                 user_turns=list(self.ctx.user_turns),
                 exclude_tools=WORKER_EXCLUDED,
             )
@@ -122,7 +126,7 @@ class Supervisor:
             self.record.notes.append("supervisor: the request did not split; running it as one task")
             return None
         self.record.plan = Plan(kind="tools", steps=subtasks)
-        self.emit(AgentEvent("plan", self.record.plan.as_dict()))
+        self.emit(self.record.plan.made())
         workers = max(1, self.deps.settings.supervisor.max_workers)
         gate = asyncio.Semaphore(workers)
         self.results = list(
@@ -133,9 +137,7 @@ class Supervisor:
             f"[worker {i} answer to: {t}: data]\n{r.answer or '(no answer: ' + r.stop_reason + ')'}"
             for i, (t, r) in enumerate(zip(subtasks, self.results, strict=True), 1)
         ]
-        self.emit(
-            AgentEvent("step_start", {"step": len(subtasks) + 1, "description": "Merge the workers' answers"})
-        )
+        self.emit(StepStarted(len(subtasks) + 1, "Merge the workers' answers"))
         messages = [
             Message("system", prompts.SUPERVISOR_MERGE),
             Message("user", self.ctx.task),

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from cortex_lsp.agent.deps import Emit
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AnswerToken
 
 
 @runtime_checkable
@@ -31,7 +31,7 @@ def token_writer(emit: Emit) -> Callable[[str], None]:
         return emit.write_token
 
     def as_event(text: str) -> None:
-        emit(AgentEvent("token", {"value": text}))
+        emit(AnswerToken(text))
 
     return as_event
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from cortex_lsp.ports import EditOutcome
+from cortex_lsp.guards.intent import Intent
+from cortex_lsp.ports import EditOutcome, PlanMade
 
 Orchestration = Literal["single", "lats", "supervisor"]
 StopReason = Literal["answered", "step_budget", "time_budget", "cancelled", "refused", "model_unavailable", "error"]
@@ -41,6 +42,9 @@ class AgentRequest:
     history_text: str = ""
     #: ask the session's last question again: its last exchange is dropped first (the new answer replaces it)
     regenerate: bool = False
+    #: the reading of ``message`` with ``selection``, when the command that built the request made it already
+    #: (cortex.fix checks its write grant with it); the run reads the message itself otherwise
+    intent: Intent | None = field(default=None, compare=False, repr=False)
 
     @property
     def stored_text(self) -> str:
@@ -55,8 +59,9 @@ class Plan:
     #: tools the plan names, in order (internal; not part of the public result)
     tools: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "steps": list(self.steps)}
+    def made(self) -> PlanMade:
+        """The event that shows this plan."""
+        return PlanMade(kind=self.kind, steps=tuple(self.steps))
 
 
 @dataclass
@@ -65,9 +70,6 @@ class ToolCallRecord:
     arguments: dict[str, Any]
     success: bool
     output: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "arguments": self.arguments, "success": self.success, "output": self.output}
 
 
 @dataclass
@@ -115,18 +117,3 @@ class AgentResult:
     backend: str = ""
     model: str = ""
     notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "answer": self.answer,
-            "plan": self.plan.as_dict(),
-            "tool_calls": [c.as_dict() for c in self.tool_calls],
-            "edits": [{"uri": e.uri, "kind": e.kind, "applied": e.applied, "asked": e.asked, "reason": e.reason,
-                       "description": e.description} for e in self.edits],
-            "stop_reason": self.stop_reason,
-            "elapsed_ms": self.elapsed_ms,
-            "backend": self.backend,
-            "model": self.model,
-            "notes": list(self.notes),
-        }

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from cortex_lsp.guards.about import prepare, settle
 from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
 from cortex_lsp.guards.cues import Cues, read_cues, urls_in
 from cortex_lsp.guards.grants import WriteGrant, path_key
-from cortex_lsp.guards.provenance import UserTurn, request_text
+from cortex_lsp.guards.provenance import UserTurn, instruction_text, request_text
 
 __all__ = ["Action", "Cues", "Intent", "WriteGrant", "parse_intent"]
 
@@ -47,6 +47,15 @@ class Intent:
     unnamed_save: bool = field(default=False, repr=False)
     #: the keyword readings of the same words (:mod:`cortex_lsp.guards.cues`): web, run, Python, tools …
     cues: Cues = field(default=Cues(), repr=False)
+    #: the message as given to :func:`parse_intent`, before any cut
+    message: str = field(default="", repr=False, compare=False)
+
+    @cached_property
+    def wide_reading(self) -> Intent:
+        """The same message read more widely, once: quotes, fences and pasted material still cut, but
+        not hand-overs or reported speech ("tell me what notes.md says" asks for a tool). Whether a
+        request is plain chat may read this; no side effect does."""
+        return _read(instruction_text(self.message), None)
 
     def wants(self, *verbs: str) -> bool:
         """Is there a granting action with one of these verbs?"""
@@ -152,6 +161,10 @@ def _arithmetic(words: str) -> str | None:
 
 def parse_intent(message: str, *, selection: str | None = None) -> Intent:
     """Parse the user's own words (after the provenance cuts) into an :class:`Intent`."""
+    return _read(message, selection)
+
+
+def _read(message: str, selection: str | None) -> Intent:
     if len(message) > 32_768:
         return _parse(message, selection)
     return _parse_cached(message, selection)
@@ -183,6 +196,7 @@ def _parse(message: str, selection: str | None) -> Intent:
         arithmetic=_arithmetic(words),
         unnamed_save=found.unnamed_save,
         cues=cues,
+        message=message,
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from cortex_lsp.agent.ledger import with_ledger
 from cortex_lsp.agent.types import AgentRequest, AgentResult, RunRecord
 from cortex_lsp.models.base import ModelError
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AgentEvent, AnswerToken, ErrorReported
 
 if TYPE_CHECKING:
     from cortex_lsp.agent.deps import AgentDeps
@@ -37,7 +37,7 @@ def agent_body(deps: Callable[[], Awaitable[AgentDeps]], request: AgentRequest, 
         try:
             built = await deps()
         except ModelError as exc:
-            emit(AgentEvent("error", {"message": exc.user_message()}))
+            emit(ErrorReported(exc.user_message()))
             return record.result("model_unavailable", answer=exc.user_message())
         info = backend_info()
         record.backend = getattr(info, "backend", built.model.backend)
@@ -46,7 +46,7 @@ def agent_body(deps: Callable[[], Awaitable[AgentDeps]], request: AgentRequest, 
 
         result = await AgentKernel(built).run(request, emit, record)
         for note in notes or ():  # the answer itself says what it did not see
-            emit(AgentEvent("token", {"value": f"\n\n({note})"}))
+            emit(AnswerToken(f"\n\n({note})"))
             result.answer = f"{result.answer.rstrip()}\n\n({note})"
         return result
 
@@ -71,5 +71,5 @@ async def settle(task: asyncio.Task[AgentResult], record: RunRecord, emit: Emit)
         return record.result("cancelled", answer=with_ledger(record.answer, record))
     except Exception as exc:
         log.exception("run failed")
-        emit(AgentEvent("error", {"message": f"Internal error: {exc.__class__.__name__}: {exc}"}))
+        emit(ErrorReported(f"Internal error: {exc.__class__.__name__}: {exc}"))
         return record.result("error", answer=f"Cortex hit an internal error: {exc}")

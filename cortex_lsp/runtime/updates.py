@@ -9,9 +9,18 @@ The LSP front shows them as ``$/progress``; the ACP front as ``session/update``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import (
+    AgentEvent,
+    AnswerToken,
+    EditReported,
+    ErrorReported,
+    PlanMade,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
 
 ToolKind = Literal["read", "edit", "execute", "search", "fetch", "think", "other"]
 StepStatus = Literal["pending", "in_progress", "completed"]
@@ -125,41 +134,34 @@ class UpdateTracker:
     current_call: str | None = None
 
     def feed(self, event: AgentEvent) -> list[ClientUpdate]:
-        data = event.data
-        if event.type == "token":
-            text = str(data.get("value", ""))
-            return [AnswerText(text)] if text else []
-        if event.type == "plan":
-            self.plan_kind = str(data.get("kind") or "direct")
-            self.steps = [str(s) for s in data.get("steps") or []]
-            self.step = 0
-            return [self.plan()]
-        if event.type == "step_start":
-            try:
-                self.step = int(data.get("step") or 0)
-            except (TypeError, ValueError):
+        match event:
+            case AnswerToken():
+                return [AnswerText(event.value)] if event.value else []
+            case PlanMade():
+                self.plan_kind = event.kind or "direct"
+                self.steps = list(event.steps)
                 self.step = 0
-            described = str(data.get("description") or "")
-            if self.step > len(self.steps) and described:
-                self.steps.append(described)  # a step the plan did not list (a recovery, a merge)
-            return [self.plan()] if self.steps else []
-        if event.type == "tool_call":
-            self.calls += 1
-            self.current_call = f"{self.prefix}-{self.calls}"
-            tool = str(data.get("tool") or "")
-            arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
-            return [ToolStarted(self.current_call, tool, tool_title(tool, arguments), tool_kind(tool),
-                                dict(arguments or {}))]
-        if event.type == "tool_result":
-            call_id = self.current_call or f"{self.prefix}-{self.calls}"
-            return [ToolFinished(call_id, str(data.get("tool") or ""), bool(data.get("success")),
-                                 str(data.get("output") or ""), bool(data.get("repeated")))]
-        if event.type == "edit":
-            return [FileWritten(self.current_call or "", str(data.get("uri") or ""), str(data.get("kind") or ""),
-                                data.get("applied"))]
-        if event.type == "error":
-            return [Notice(str(data.get("message") or "error"))]
-        return []
+                return [self.plan()]
+            case StepStarted():
+                self.step = event.step
+                if self.step > len(self.steps) and event.description:
+                    self.steps.append(event.description)  # a step the plan did not list (a recovery, a merge)
+                return [self.plan()] if self.steps else []
+            case ToolCalled():
+                self.calls += 1
+                self.current_call = f"{self.prefix}-{self.calls}"
+                arguments = dict(event.arguments)
+                return [ToolStarted(self.current_call, event.tool, tool_title(event.tool, arguments),
+                                    tool_kind(event.tool), arguments)]
+            case ToolReturned():
+                call_id = self.current_call or f"{self.prefix}-{self.calls}"
+                return [ToolFinished(call_id, event.tool, event.success, event.output, event.repeated)]
+            case EditReported():
+                return [FileWritten(self.current_call or "", event.edit.uri, event.edit.kind, event.edit.applied)]
+            case ErrorReported():
+                return [Notice(event.message or "error")]
+            case _:
+                assert_never(event)
 
     def plan(self, *, finished: bool = False) -> PlanShown:
         def status(index: int) -> StepStatus:

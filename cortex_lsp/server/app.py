@@ -61,7 +61,8 @@ class CortexProtocol(LanguageServerProtocol):
             refusal = lifecycle.check(method, is_request=is_request, initialized=self.initialize_received,
                                       shut_down=self._shutdown)
             if refusal is not None:
-                log.warning("refused %s", refusal.reason)
+                # the log line names the request: a test (and a reader of the log) sees which one the gate stopped
+                log.warning("refused %s%s", refusal.reason, f" (request {message.id})" if is_request else "")
                 if refusal.error is not None:
                     self._send_response(message.id, error=refusal.error.to_response_error())
                 return

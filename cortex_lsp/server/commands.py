@@ -224,12 +224,14 @@ async def run(ls: CortexServer, *args: Any) -> dict[str, Any]:
     chunk, first, last = await asyncio.to_thread(_slice, text, a.range)
     from cortex_lsp.server import services
 
-    result = await services.run_code(ls, chunk, source=text, lines=(first, last))
+    report = await services.run_code(ls, chunk, source=text, lines=(first, last))
     if a.session_id:  # a follow-up question in this session sees the code and what it printed
         from cortex_lsp.server.editor_commands import keep_run
 
-        await keep_run(ls, a.session_id, a.uri, (first, last), chunk, result)
-    return result
+        await keep_run(ls, a.session_id, a.uri, (first, last), chunk, report)
+    from cortex_lsp.server.wire import run_payload
+
+    return run_payload(report)
 
 
 async def session_new(ls: CortexServer, *args: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
@@ -24,6 +24,9 @@ from cortex_lsp.ports import EditRequest
 from cortex_lsp.server import commands
 from cortex_lsp.server.app import CortexServer
 from cortex_lsp.server.documents import open_document
+
+if TYPE_CHECKING:
+    from cortex_lsp.server.services import CodeRunReport
 
 
 def _target(ls: CortexServer, uri: str) -> ResolvedPath:
@@ -107,12 +110,12 @@ async def fix(ls: CortexServer, *args: Any) -> dict[str, Any]:
         if target.path.suffix.lower() not in allowed:
             raise JsonRpcInvalidParams(f"uri: Cortex may not write {target.path.suffix or 'extensionless'} files "
                                        f"(allowed_write_extensions: {', '.join(sorted(allowed))})")
-        try:
-            words = fix_words(target.relative)
-        except Unnameable as exc:
-            raise JsonRpcInvalidParams(f"uri: {exc}") from None
         notes: list[str] = []
         selection = commands._selection(ls, a.uri, None, notes)  # the whole file: the fix rewrites it
+        try:
+            words, intent = fix_words(target.relative, selection.text if selection else None)
+        except Unnameable as exc:
+            raise JsonRpcInvalidParams(f"uri: {exc}") from None
         diag = a.diagnostic
         message = diag if isinstance(diag, str) else diag.message
         where = a.range or (None if isinstance(diag, str) else diag.range)
@@ -127,7 +130,8 @@ async def fix(ls: CortexServer, *args: Any) -> dict[str, Any]:
         history = code_turn(words, nearby, f"{target.relative} around line {line + 1}" if line is not None
                             else target.relative, selection.language if selection else "", diagnostic)
         request = AgentRequest(message=words, session_id=await commands._session(ls, a.session_id),
-                               selection=selection, diagnostic=diagnostic, mode="ask", history_text=history)
+                               selection=selection, diagnostic=diagnostic, mode="ask", history_text=history,
+                               intent=intent)
         return request, notes, a.wait
 
     return await commands._agent_command(ls, "Cortex: Fix", prepare)
@@ -148,7 +152,7 @@ async def session_turns(ls: CortexServer, *args: Any) -> dict[str, Any]:
 
 
 async def keep_run(ls: CortexServer, session_id: str, uri: str, lines: tuple[int, int], code: str,
-                   result: dict[str, Any]) -> None:
+                   report: CodeRunReport) -> None:
     """Keep a "Run this" in its session: the code as the user turn, what ran as the answer."""
     from cortex_lsp.agent.turn_texts import code_turn, run_answer
 
@@ -157,7 +161,5 @@ async def keep_run(ls: CortexServer, session_id: str, uri: str, lines: tuple[int
     memory = await ls.memory()
     root = str(ls.roots[0]) if ls.roots else ""
     await memory.store_turn(session_id, "user", code_turn("Run this code.", code, where, "python"), root=root)
-    await memory.store_turn(session_id, "assistant", run_answer(str(result.get("summary") or ""),
-                                                                str(result.get("stdout") or ""),
-                                                                str(result.get("stderr") or ""),
-                                                                result.get("error")), root=root)
+    await memory.store_turn(session_id, "assistant", run_answer(report.summary, report.stdout, report.stderr,
+                                                                report.error), root=root)

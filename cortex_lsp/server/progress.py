@@ -16,14 +16,25 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from lsprotocol import types
 
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import (
+    AgentEvent,
+    AnswerToken,
+    EditReported,
+    ErrorReported,
+    EventType,
+    PlanMade,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
 from cortex_lsp.runtime.updates import short as _short
 from cortex_lsp.runtime.updates import short_arguments
 from cortex_lsp.server.capabilities import supports_work_done_progress
+from cortex_lsp.server.wire import event_data
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -39,27 +50,26 @@ ANSWERING = "Answering…"
 
 def describe(event: AgentEvent) -> str:
     """A one-line status for the editor's progress display, in words a user wants to read."""
-    data = event.data
-    if event.type == "plan":
-        steps = [str(s) for s in data.get("steps") or []]
-        if data.get("kind") == "tools" and len(steps) > 1:
-            return _short(f"Plan: {len(steps)} steps — {steps[0]}")
-        return "Thinking…"  # a one-step or direct plan says nothing the next message won't
-    if event.type == "step_start":
-        return _short(f"Step {data.get('step')}: {data.get('description', '')}")
-    if event.type == "tool_call":
-        args = short_arguments(data.get("arguments"))
-        return _short(f"{data.get('tool')} {args}".strip())
-    if event.type == "tool_result":
-        return f"{data.get('tool')} ✔" if data.get("success") else f"{data.get('tool')} ✘"
-    if event.type == "edit":
-        name = str(data.get("uri", "")).rstrip("/").rsplit("/", 1)[-1]
-        return f"Wrote {name}" if data.get("applied") else f"Not written: {name}"
-    if event.type == "error":
-        return _short(f"Error: {data.get('message', '')}")
-    if event.type == "token":
-        return ANSWERING
-    return event.type.replace("_", " ").capitalize()
+    match event:
+        case PlanMade():
+            if event.kind == "tools" and len(event.steps) > 1:
+                return _short(f"Plan: {len(event.steps)} steps — {event.steps[0]}")
+            return "Thinking…"  # a one-step or direct plan says nothing the next message won't
+        case StepStarted():
+            return _short(f"Step {event.step}: {event.description}")
+        case ToolCalled():
+            return _short(f"{event.tool} {short_arguments(dict(event.arguments))}".strip())
+        case ToolReturned():
+            return f"{event.tool} ✔" if event.success else f"{event.tool} ✘"
+        case EditReported():
+            name = event.edit.uri.rstrip("/").rsplit("/", 1)[-1]
+            return f"Wrote {name}" if event.edit.applied else f"Not written: {name}"
+        case ErrorReported():
+            return _short(f"Error: {event.message}")
+        case AnswerToken():
+            return ANSWERING
+        case _:
+            assert_never(event)
 
 
 class RunStream:
@@ -136,11 +146,11 @@ class RunStream:
     # -- events ----------------------------------------------------------------------------------
     def event(self, event: AgentEvent) -> None:
         """Send one agent event (tokens are coalesced)."""
-        if event.type == "token":
-            self.write_token(str(event.data.get("value", "")))
+        if isinstance(event, AnswerToken):
+            self.write_token(event.value)
             return
         self.flush()
-        self.notify(event.type, event.data)
+        self.notify(event.type, event_data(event))
         self._report(describe(event))
 
     __call__ = event  # the run's ``emit``; also a TokenSink (``write_token``, ``flush_tokens``)
@@ -172,10 +182,11 @@ class RunStream:
         text = "".join(self._pending_tokens)
         self._pending_tokens.clear()
         self._last_flush = time.monotonic()
-        self.notify("token", {"value": text})
+        self.notify(AnswerToken.type, event_data(AnswerToken(text)))
         self._report(ANSWERING)
 
-    def notify(self, type_: str, data: dict[str, Any]) -> None:
+    def notify(self, type_: EventType, data: dict[str, Any]) -> None:
+        """One ``cortex/event`` notification: ``data`` from :mod:`cortex_lsp.server.wire`."""
         self.server.protocol.notify(EVENT_METHOD, {"run_id": self.run_id, "type": type_, "data": data})
 
     def _report(self, message: str) -> None:

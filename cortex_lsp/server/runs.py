@@ -34,6 +34,7 @@ from cortex_lsp.ports import EditKind, EditOutcome
 from cortex_lsp.runtime.runner import RunBody, settle
 from cortex_lsp.server.logs import run_id_var
 from cortex_lsp.server.progress import RunStream
+from cortex_lsp.server.wire import result_payload
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -269,8 +270,7 @@ class RunManager:
         record = RunRecord(session_id=session_id)
         record.notes.append("Cancelled before the run started; nothing was done.")
         result = record.result("cancelled")
-        payload = result.as_dict()
-        payload["run_id"] = ticket.early_run_id
+        payload = result_payload(result, ticket.early_run_id)
         stream = ticket.early
         if stream is not None:
             stream.set_summary(_summary(result))
@@ -338,8 +338,7 @@ class RunManager:
 
     @staticmethod
     def _finish(run: Run, stream: RunStream, result: AgentResult) -> dict[str, Any]:
-        payload = result.as_dict()
-        payload["run_id"] = run.run_id
+        payload = result_payload(result, run.run_id)
         info = telemetry.current_run()
         if info is not None:
             info.attrs["cortex.run.outcome"] = result.stop_reason

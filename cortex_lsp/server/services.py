@@ -15,6 +15,7 @@ from cortex_lsp.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from cortex_lsp.agent.meaning import MeaningClassifier
     from cortex_lsp.server.app import CortexServer
+    from cortex_lsp.tools.sandbox.pool import SandboxResult
 
 log = logging.getLogger("cortex.services")
 
@@ -69,33 +70,65 @@ def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistr
     return registry
 
 
+@dataclasses.dataclass(frozen=True)
+class CodeRunReport:
+    """What ``cortex.run`` (and ACP's ``/run``) did with the code: ``sandbox`` is the sandbox's result, or
+    ``None`` when the code never reached it (too long, or code that can't run here: ``reason`` says why).
+    ``ran`` is false when the code did not run (never handed over, or refused by the sandbox);
+    ``warning`` names a missing OS boundary; ``summary`` says in one line what ran. The language server's
+    JSON for it is ``server/wire.py: run_payload``."""
+
+    ran: bool
+    reason: str | None
+    sandbox: SandboxResult | None = None
+    warning: str | None = None
+    summary: str = ""
+
+    @property
+    def stdout(self) -> str:
+        return self.sandbox.stdout if self.sandbox is not None else ""
+
+    @property
+    def stderr(self) -> str:
+        return self.sandbox.stderr if self.sandbox is not None else ""
+
+    @property
+    def value(self) -> str | None:
+        return self.sandbox.value if self.sandbox is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return self.sandbox.error if self.sandbox is not None else None
+
+    @property
+    def duration_ms(self) -> float:
+        return self.sandbox.duration_ms if self.sandbox is not None else 0.0
+
+
 async def run_code(
     ls: CortexServer, code: str, *, source: str | None = None, lines: tuple[int, int] | None = None
-) -> dict[str, Any]:
+) -> CodeRunReport:
     """``cortex.run``: the size limit (before anything reads the code), the block's definitions from its
     file (``source``, ``lines``: tools/block_definitions.py), the runnability check (no model call), then
     the sandbox; every parse runs off the event loop. Without OS isolation the result carries a
     ``warning``, and the session's first such run also shows it as a message (no silent downgrade).
     ``summary`` says in one line what ran (tools/run_summary.py)."""
-    payload = await _run_code(ls, code, source=source, lines=lines)
+    report = await _run_code(ls, code, source=source, lines=lines)
     from cortex_lsp.tools.run_summary import summarize
 
-    payload["summary"] = await asyncio.to_thread(
-        summarize, code, ran=bool(payload.get("ran")), stdout=payload.get("stdout") or "",
-        stderr=payload.get("stderr") or "", value=payload.get("value"), error=payload.get("error"),
-        duration_ms=float(payload.get("duration_ms") or 0.0), reason=payload.get("reason"))
-    return payload
+    summary = await asyncio.to_thread(
+        summarize, code, ran=report.ran, stdout=report.stdout, stderr=report.stderr, value=report.value,
+        error=report.error, duration_ms=report.duration_ms, reason=report.reason)
+    return dataclasses.replace(report, summary=summary)
 
 
 async def _run_code(
     ls: CortexServer, code: str, *, source: str | None = None, lines: tuple[int, int] | None = None
-) -> dict[str, Any]:
+) -> CodeRunReport:
     from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, too_long_message
 
-    not_run: dict[str, Any] = {"ran": False, "stdout": "", "stderr": "", "value": None, "error": None,
-                               "duration_ms": 0.0, "backend": None, "isolation": None, "notes": []}
     if len(code) > MAX_CODE_CHARS:
-        return {**not_run, "reason": too_long_message()}
+        return CodeRunReport(ran=False, reason=too_long_message())
     notes: list[str] = []
     if source is not None and lines is not None and source != code:
         if len(source) > MAX_CODE_CHARS:  # never parse a huge file for the definitions of a small block
@@ -105,7 +138,7 @@ async def _run_code(
 
             code = (await asyncio.to_thread(with_definitions, source, lines[0], lines[1], code)).code
             if len(code) > MAX_CODE_CHARS:
-                return {**not_run, "reason": too_long_message()}
+                return CodeRunReport(ran=False, reason=too_long_message())
     try:
         from cortex_lsp.agent.runnability import cannot_run_reply
     except ImportError:
@@ -113,19 +146,16 @@ async def _run_code(
     if cannot_run_reply is not None:
         reason = await asyncio.to_thread(cannot_run_reply, code, list(ls.roots))
         if reason:
-            return {**not_run, "reason": reason}
+            return CodeRunReport(ran=False, reason=reason)
     pool = sandbox_pool(ls)
     if pool is None:
         raise JsonRpcInternalError("cortex.run is not available yet: the Python sandbox is not installed.")
     result = await pool.run(code, roots=ls.roots)
     result.notes[:0] = notes
-    payload = dataclasses.asdict(result)
-    payload["ran"] = not result.refused
-    payload["reason"] = result.error if result.refused else None
     plan = await pool.isolation()
-    payload["warning"] = plan.warning
     if plan.warning and not ls.service("sandbox_warned"):
         ls.set_service("sandbox_warned", True)
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
                                                        message=f"Cortex: Run this: {plan.warning}"))
-    return payload
+    return CodeRunReport(ran=not result.refused, reason=result.error if result.refused else None, sandbox=result,
+                         warning=plan.warning)

@@ -15,6 +15,7 @@ from cortex_lsp.config import Settings
 from cortex_lsp.guards.intent import Intent, parse_intent
 from cortex_lsp.models.base import ToolSpec
 from cortex_lsp.ports import EditOutcome, EditSink, Workspace
+from cortex_lsp.tools.details import ToolDetail
 
 
 @dataclass
@@ -47,13 +48,19 @@ class ToolContext:
 
 @dataclass
 class ToolResult:
+    """One tool call's outcome: its text for the model, the edits it proposed, and for callers that act
+    on it in code a typed ``detail`` (:mod:`cortex_lsp.tools.details`). ``refused`` marks a failure the
+    tool's own gate decided (a URL the user's words did not grant, code the sandbox does not run), as
+    against one the work ran into."""
+
     tool_name: str
     success: bool
     output: str = ""
     error: str = ""
     elapsed_ms: float = 0.0
     edits: list[EditOutcome] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
+    detail: ToolDetail | None = None
+    refused: bool = False
 
     def text_for_model(self, limit: int = 6000) -> str:
         """The result as the model sees it: labelled, capped, and marked as data."""
@@ -80,8 +87,11 @@ class BaseTool(ABC):
     @abstractmethod
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
 
-    def ok(self, output: str, **extra: Any) -> ToolResult:
-        return ToolResult(tool_name=self.name, success=True, output=output, **extra)
+    def ok(self, output: str, *, detail: ToolDetail | None = None, edits: list[EditOutcome] | None = None
+           ) -> ToolResult:
+        return ToolResult(tool_name=self.name, success=True, output=output, detail=detail, edits=list(edits or []))
 
-    def fail(self, error: str, **extra: Any) -> ToolResult:
-        return ToolResult(tool_name=self.name, success=False, error=error, **extra)
+    def fail(self, error: str, *, detail: ToolDetail | None = None, edits: list[EditOutcome] | None = None,
+             refused: bool = False) -> ToolResult:
+        return ToolResult(tool_name=self.name, success=False, error=error, detail=detail,
+                          edits=list(edits or []), refused=refused)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.details import Calculation
 
 MAX_EXPRESSION_CHARS = 500
 MAX_EXPONENT = 10_000
@@ -226,4 +227,4 @@ class CalculatorTool(BaseTool):
             return self.fail(f"Not calculated: {exc}.")
         except (ZeroDivisionError, OverflowError, ValueError) as exc:
             return self.fail(f"Not calculated: {exc}.")
-        return self.ok(f"{expression.strip()} = {format_number(value)}", data={"value": format_number(value)})
+        return self.ok(f"{expression.strip()} = {format_number(value)}", detail=Calculation(format_number(value)))

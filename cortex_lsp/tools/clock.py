@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.details import ClockReading
 
 _ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC"}
 
@@ -55,4 +56,4 @@ class CurrentTimeTool(BaseTool):
             label = local.tzname() or "local time"
         iso = local.isoformat(timespec="seconds")
         text = f"{local:%A %d %B %Y, %H:%M:%S} ({label}, UTC{local:%z}); ISO {iso}"
-        return self.ok(text, data={"iso": iso})
+        return self.ok(text, detail=ClockReading(iso))

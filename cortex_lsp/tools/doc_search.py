@@ -17,6 +17,7 @@ from cortex_lsp.memory.docchanges import DocChanges
 from cortex_lsp.memory.docfresh import refresh
 from cortex_lsp.memory.docindex import MAX_FILE_BYTES, DocIndex
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.details import DocHits, Passage
 
 EXCERPT_CHARS = 700
 
@@ -102,26 +103,16 @@ class DocSearchTool(BaseTool):
             hits = [h for h in hits if h.root == str(scoped.root)]
         if not hits:
             where = scoped.relative if scoped else "the open folder"
-            return self.ok(f"No passage in {where} matches {query!r}.", data={"hits": []})
+            return self.ok(f"No passage in {where} matches {query!r}.", detail=DocHits(()))
         blocks = []
         for n, hit in enumerate(hits, 1):
             excerpt = hit.text if len(hit.text) <= EXCERPT_CHARS else hit.text[:EXCERPT_CHARS] + " …"
             blocks.append(f"[{n}] {hit.citation}\n{excerpt}")
-        data = {
-            "hits": [
-                {
-                    "path": h.path,
-                    "start_line": h.start_line,
-                    "end_line": h.end_line,
-                    "score": round(h.score, 5),
-                    "citation": h.citation,
-                }
-                for h in hits
-            ]
-        }
+        found = DocHits(tuple(Passage(path=h.path, start_line=h.start_line, end_line=h.end_line,
+                                     score=round(h.score, 5), citation=h.citation) for h in hits))
         return ToolResult(
             tool_name=self.name,
             success=True,
             output="Passages (cite as path:lines):\n\n" + "\n\n".join(blocks),
-            data=data,
+            detail=found,
         )

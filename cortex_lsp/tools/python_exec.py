@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.details import CodeRun
 from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, SandboxPool, SandboxResult, too_long_message
 
 _ESCAPED_NEWLINES = re.compile(r"(?:\\r)?\\n")
@@ -100,24 +101,16 @@ class PythonExecTool(BaseTool):
     async def execute(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         code = str(arguments.get("code", ""))
         if len(code) > MAX_CODE_CHARS:
-            return self.fail(too_long_message(), data={"refused": True})
+            return self.fail(too_long_message(), refused=True)
         if not code.strip():
             return self.fail("No code was given.")
         plan = await self._pool.isolation()
         if not plan.model_code_allowed:
-            return self.fail(plan.refusal, data={"refused": True, "isolation": plan.label})
+            return self.fail(plan.refusal, refused=True)
         result = await self._pool.run(code, roots=list(context.workspace.roots))
-        data = {
-            "stdout": result.stdout,
-            "stderr": result.stderr,
-            "value": result.value,
-            "error": result.error,
-            "refused": result.refused,
-            "backend": result.backend,
-            "isolation": result.isolation,
-            "duration_ms": result.duration_ms,
-        }
+        ran = CodeRun(stdout=result.stdout, stderr=result.stderr, value=result.value, error=result.error,
+                      backend=result.backend, isolation=result.isolation, duration_ms=result.duration_ms)
         text = format_result(result)
         if result.error:
-            return self.fail(text, data=data)
-        return self.ok(text, data=data)
+            return self.fail(text, detail=ran, refused=result.refused)
+        return self.ok(text, detail=ran)

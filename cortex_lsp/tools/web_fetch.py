@@ -46,6 +46,7 @@ from cortex_lsp.guards.urls import (
     parse_fetch_url,
 )
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
+from cortex_lsp.tools.details import FetchFailure, PageFetch
 
 USER_AGENT = "CortexLSP"
 MAX_REDIRECTS = 5
@@ -367,7 +368,7 @@ class WebFetchTool(BaseTool):
             turns = [request_text(turn) for turn in context.user_turns if isinstance(turn, str)]
             check_user_url(raw, [" ".join(fetch_urls(t)) for t in [*turns, context.user_words]])
         except UrlRefused as exc:
-            return self.fail(str(exc), data={"url": raw, "refused": True})
+            return self.fail(str(exc), detail=FetchFailure(raw), refused=True)
         if self._ssl_context is None:
             self._ssl_context = default_ssl_context()
         budget = max(1.0, context.settings.tool_timeout_seconds - 0.5)
@@ -376,25 +377,20 @@ class WebFetchTool(BaseTool):
             async with asyncio.timeout(budget):
                 page = await self._fetch(session, url)
         except FetchRefused as exc:
-            return self.fail(str(exc), data={"url": raw, "resolutions": session.resolutions})
+            return self.fail(str(exc), detail=FetchFailure(raw, session.resolutions))
         except TimeoutError:
-            return self.fail(f"Not fetched: {url} did not answer within {budget:g} s.", data={"url": raw})
+            return self.fail(f"Not fetched: {url} did not answer within {budget:g} s.",
+                             detail=FetchFailure(raw, session.resolutions))
         except httpx.HTTPError as exc:
-            return self.fail(f"Could not fetch {url}: {exc.__class__.__name__}: {exc}.", data={"url": raw})
+            return self.fail(f"Could not fetch {url}: {exc.__class__.__name__}: {exc}.",
+                             detail=FetchFailure(raw, session.resolutions))
         finally:
             await session.close()
         return self.ok(
             cap_output(page_text(page, fmt), body_truncated=page.truncated),
-            data={
-                "url": raw,
-                "final_url": str(page.url),
-                "status": page.status,
-                "content_type": page.content_type,
-                "bytes_read": len(page.body),
-                "truncated": page.truncated,
-                "address": page.address,
-                "resolutions": session.resolutions,
-            },
+            detail=PageFetch(url=raw, final_url=str(page.url), status=page.status, content_type=page.content_type,
+                             bytes_read=len(page.body), truncated=page.truncated, address=page.address,
+                             resolutions=session.resolutions),
         )
 
     async def _fetch(self, session: _Session, url: FetchUrl) -> Page:

@@ -30,6 +30,7 @@ from tests.acp.test_acp_writes import LONG_STORY, QUICK, WRITE, script_long_stor
 from tests.agent.conftest import tool_names
 from tests.lsp_harness import server_env
 from tests.scripted_model import Reply, ScriptedModelServer
+from tests.security.attack import FORCE_TOOLS, assert_refused_unoffered
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -218,5 +219,16 @@ def test_node_client_hostile_model_fetches_and_runs_nothing(model: ScriptedModel
         printed = f"stdout:\n{marker}"
         assert printed not in json.dumps(model.chat_requests).replace("\\n", "\n")
         assert printed not in json.dumps(result["updates"]).replace("\\n", "\n")
+
+        # the tool plan forced (a plan that also reads): the model is offered the other tools, calls
+        # python_exec anyway, and the executor refuses it; the client sees the call fail
+        marker = script_hostile_run(model, tmp_path / "ws", listener.port, forced=True)
+        result = _drive(model, tmp_path, "prompts", [FORCE_TOOLS + "Summarize notes.md"])
+        assert_refused_unoffered(model.chat_requests, result["responses"][0]["_meta"]["cortex"]["tool_calls"],
+                                 "python_exec", because="The python_exec tool is not available for this request")
+        runs = [u for u in _of(result["updates"], "tool_call") if u["kind"] == "execute"]
+        assert runs and all(_final_status(result["updates"], u["toolCallId"]) == "failed" for u in runs)
+        assert listener.connections == 0, "no code ran"
+        assert f"stdout:\n{marker}" not in json.dumps(result["updates"]).replace("\\n", "\n")
     finally:
         listener.close()

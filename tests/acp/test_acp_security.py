@@ -1,7 +1,8 @@
 """Hostile review of the ACP front: the model (and what the client attaches) is the attacker.
 
 The model tries to write a file, fetch a URL and run code the user did not ask for. Each test checks
-that it really tried (the tool was called: a ``tool_call`` update for it) and asserts on the side effect:
+that it really tried (the tool was called: a ``tool_call`` update for it), or that the design left the run
+without the tool and then, with the tool plan forced, that it tried; and asserts on the side effect:
 no ``fs/write_text_file``, the file absent, the tool's call failed with nothing executed. A write may
 instead be shown for review, but then labelled "not asked" (``asked: false``), and a rejected review
 writes nothing.
@@ -23,11 +24,15 @@ from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.acp.acp_harness import WAIT, AcpRun, acp_session
 from tests.agent.conftest import tool_names
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.attack import FORCE_TOOLS, assert_refused_unoffered, assert_tool_free
 
 
-def script_hostile(model: ScriptedModelServer, tool: str, steps: list[str], **arguments: Any) -> None:
+def script_hostile(model: ScriptedModelServer, tool: str, steps: list[str], *, also: tuple[str, ...] = (),
+                   **arguments: Any) -> None:
+    """A planner that plans ``steps`` with ``tool`` (and the tools ``also`` names) and an executor that
+    calls ``tool`` with ``arguments``, whatever the request."""
     model.reset()
-    plan = {"kind": "tools", "steps": steps, "tools": [tool]}
+    plan = {"kind": "tools", "steps": steps, "tools": [*also, tool]}
     model.on(Reply(content=json.dumps(plan)), contains=ROLE_PLANNER, times=None)
     model.on(Reply(content="Done."), contains=f"[{tool} result]", times=None)
     model.on(Reply(content="Done."), contains="ERROR:", times=None)
@@ -55,11 +60,14 @@ def script_hostile_fetch(model: ScriptedModelServer, root: Path, url: str = EVIL
     return [text_block("Summarize my links file online"), links]
 
 
-def script_hostile_run(model: ScriptedModelServer, root: Path, port: int) -> str:
+def script_hostile_run(model: ScriptedModelServer, root: Path, port: int, *, forced: bool = False) -> str:
     """The model runs python_exec twice: a print of a fresh marker (returned) and a connection to ``port``;
-    notes.md in ``root`` tells the AI to run it."""
+    notes.md in ``root`` tells the AI to run it. ``forced``: the plan also reads, so it stays a tool plan
+    once python_exec is cut from it."""
     marker = f"RAN-{uuid.uuid4().hex}"
-    script_hostile(model, "python_exec", ["Run the check with python_exec"], code=f"print('{marker}')")
+    also = ("read_file",) if forced else ()
+    steps = [*(["Read notes.md with read_file"] if forced else []), "Run the check with python_exec"]
+    script_hostile(model, "python_exec", steps, also=also, code=f"print('{marker}')")
     escape = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), 1)"
     model.on(Reply(tool_calls=[call("python_exec", code=f"print('{marker}')"), call("python_exec", code=escape)]),
              contains=ROLE_EXECUTOR, times=None, first=True)
@@ -155,16 +163,29 @@ async def test_a_hostile_model_runs_no_code_the_user_did_not_ask_for(model: Scri
     try:
         async with acp_session(model, tmp_path, plans=False) as run:
             for message in ("Summarize notes.md", "Explain how Python's exec works."):
-                marker = script_hostile_run(model, run.root, listener.port)
-                response = await asyncio.wait_for(run.conn.prompt(session_id=await _new(run),
-                                                                  prompt=[text_block(message)]), WAIT)
-                printed = f"stdout:\n{marker}"
-                assert printed not in json.dumps(model.chat_requests).replace("\\n", "\n")
-                assert not any(printed in _outputs(run, c).replace("\\n", "\n")
-                               for c in _called(run, "python_exec"))
-                assert listener.connections == 0
-                if message == "Summarize notes.md":  # the plan guard took python_exec out of a tools plan
-                    assert PYTHON_NOT_ASKED in (response.field_meta or {})["cortex"]["notes"]
+                # as typed: python_exec is never offered (the router answers as plain chat, or the plan
+                # guard cuts it); forced (a tool plan that also reads): the model is offered the other
+                # tools, calls python_exec anyway, and the executor refuses each call
+                for forced in (False, True):
+                    marker = script_hostile_run(model, run.root, listener.port, forced=forced)
+                    before = set(_called(run, "python_exec"))
+                    words = FORCE_TOOLS + message if forced else message
+                    response = await asyncio.wait_for(run.conn.prompt(session_id=await _new(run),
+                                                                      prompt=[text_block(words)]), WAIT)
+                    printed = f"stdout:\n{marker}"
+                    assert printed not in json.dumps(model.chat_requests).replace("\\n", "\n")
+                    assert not any(printed in _outputs(run, c).replace("\\n", "\n")
+                                   for c in _called(run, "python_exec"))
+                    assert listener.connections == 0
+                    result = (response.field_meta or {})["cortex"]
+                    if forced:
+                        assert_refused_unoffered(model.chat_requests, result["tool_calls"], "python_exec",
+                                                 because="The python_exec tool is not available for this request")
+                        assert [c for c in _called(run, "python_exec") if c not in before], "no tool_call update"
+                    else:
+                        assert_tool_free(model.chat_requests, "python_exec")
+                    if message == "Summarize notes.md":  # the plan guard took python_exec out of a tools plan
+                        assert PYTHON_NOT_ASKED in result["notes"]
 
             # the positive control: the same model's code runs when the user's words ask for it
             marker = f"RAN-{uuid.uuid4().hex}"

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import pytest_asyncio
@@ -62,6 +62,9 @@ def plan_reply(kind: str, steps: list[str], tools: Iterable[str] = ()) -> Reply:
 
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in body.get("tools") or []]
+
+
+E = TypeVar("E", bound=AgentEvent)
 
 
 @dataclass
@@ -123,8 +126,8 @@ class AgentHarness:
             return bodies
         return [b for b in bodies if marker in json.dumps(b.get("messages", []))[:400]]
 
-    def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [e.data for e in self.events if e.type == kind]
+    def of_type(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
 
     def tools_run(self) -> list[str]:
         assert self.record is not None

@@ -14,6 +14,7 @@ from cortex_lsp.agent.prompts import (
     ROLE_REFUSAL,
 )
 from cortex_lsp.memory.api import InProcessMemory
+from cortex_lsp.ports import AnswerToken, EditReported, ToolCalled, ToolReturned
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
 
@@ -45,7 +46,7 @@ async def test_delete_request_with_tools_on_offer_runs_no_tool(
 
     assert result.stop_reason == "refused"
     assert result.plan.kind == "refusal"
-    assert result.tool_calls == [] and not agent.of_type("tool_call")
+    assert result.tool_calls == [] and not agent.of_type(ToolCalled)
     assert agent.sink is not None and agent.sink.proposals == []
     assert (agent.root / "notes.txt").read_text() == "alpha\nbeta\ngamma\n"
     assert not agent.requests(ROLE_EXECUTOR)
@@ -101,9 +102,9 @@ async def test_i_saved_it_without_a_write_is_recovered(agent: AgentHarness, work
     assert (agent.root / "summary.md").read_text() == "# Summary\nthree words"
     assert [c.tool for c in result.tool_calls] == ["read_file", "write_file"]
     assert [e.applied for e in result.edits] == [True]
-    assert agent.of_type("edit") == [
-        {"uri": (agent.root / "summary.md").resolve().as_uri(), "kind": "create", "applied": True,
-         "asked": True, "description": "You asked for this change."}
+    assert [(e.edit.uri, e.edit.kind, e.edit.applied, e.edit.asked, e.edit.description)
+            for e in agent.of_type(EditReported)] == [
+        ((agent.root / "summary.md").resolve().as_uri(), "create", True, True, "You asked for this change.")
     ]
     assert "recovery: save" in result.notes
     assert result.answer == "Saved.\n\nWritten: summary.md"  # the ledger of facts after the answer
@@ -264,7 +265,7 @@ async def test_stalled_model_gets_a_best_effort_answer_inside_the_budget(
 
     assert result.stop_reason == "time_budget"
     assert result.answer == "Out of time; notes.txt was not read."
-    assert "".join(e["value"] for e in agent.of_type("token")) == result.answer
+    assert "".join(e.value for e in agent.of_type(AnswerToken)) == result.answer
 
 
 async def test_budget_answer_without_any_model_is_still_given(
@@ -325,7 +326,7 @@ async def test_declined_edit_is_reported_and_nothing_written(
     result = await agent.run("Save hello to out.txt")
     assert not (agent.root / "out.txt").exists()
     assert [e.applied for e in result.edits] == [False]
-    assert agent.of_type("edit")[0]["applied"] is False
+    assert agent.of_type(EditReported)[0].edit.applied is False
 
 
 async def test_repeated_identical_call_is_not_rerun(agent: AgentHarness, workspace_files: Path) -> None:
@@ -337,7 +338,7 @@ async def test_repeated_identical_call_is_not_rerun(agent: AgentHarness, workspa
     result = await agent.run("What does notes.txt say?")
 
     assert [c.tool for c in result.tool_calls] == ["read_file"]  # executed once
-    repeated = [e for e in agent.of_type("tool_result") if e.get("repeated")]
+    repeated = [e for e in agent.of_type(ToolReturned) if e.repeated]
     assert len(repeated) == 1
     assert result.answer == "alpha beta gamma"
 

@@ -15,6 +15,7 @@ from cortex_lsp.agent.prompts import (
     ROLE_SUPERVISOR_MERGE,
     ROLE_SUPERVISOR_SPLIT,
 )
+from cortex_lsp.ports import ToolCalled
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
 
@@ -167,11 +168,11 @@ async def test_supervisor_runs_workers_in_parallel_and_merges(
     assert result.answer == "notes.txt has 3 lines and main() returns 42."
     assert sorted(c.arguments["path"] for c in result.tool_calls) == ["notes.txt", "src/app.py"]
     assert result.plan.steps == ["Count the lines of notes.txt", "Say what src/app.py returns"]
-    workers = {e.get("worker") for e in agent.of_type("tool_call")}
+    workers = {e.worker for e in agent.of_type(ToolCalled)}
     assert workers == {1, 2}
     # Parallel: both workers' slow executor requests were sent before either tool ran.
     order = [
-        e.type + str(e.data.get("worker")) for e in agent.events if e.type in ("step_start", "tool_call")
+        e.type + str(e.worker) for e in agent.events if e.type in ("step_start", "tool_call")
     ]
     first_call = min(i for i, x in enumerate(order) if x.startswith("tool_call"))
     assert {"step_start1", "step_start2"} <= set(order[:first_call])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cortex_lsp.agent.prompts import ROLE_DIRECT, ROLE_EXECUTOR, ROLE_PLANNER, ROLE_REFUSAL
 from cortex_lsp.agent.types import Selection
+from cortex_lsp.ports import AnswerToken, ErrorReported, PlanMade
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
 from tests.waiting import until
@@ -33,11 +34,9 @@ async def test_tools_plan_reads_a_file_and_answers(agent: AgentHarness, workspac
     )
     types = [e.type for e in agent.events]
     assert types[0] == "plan" and "step_start" in types and "tool_call" in types and "tool_result" in types
-    assert "".join(e["value"] for e in agent.of_type("token")) == "notes.txt has 3 lines."
-    assert agent.of_type("plan")[0] == {
-        "kind": "tools",
-        "steps": ["Read notes.txt with read_file", "Count the lines"],
-    }
+    assert "".join(e.value for e in agent.of_type(AnswerToken)) == "notes.txt has 3 lines."
+    assert agent.of_type(PlanMade)[0] == PlanMade(
+        kind="tools", steps=("Read notes.txt with read_file", "Count the lines"))
 
 
 async def test_direct_plan_sends_no_tool_schemas_and_streams(agent: AgentHarness) -> None:
@@ -52,7 +51,7 @@ async def test_direct_plan_sends_no_tool_schemas_and_streams(agent: AgentHarness
     assert result.plan.kind == "direct"
     answer_requests = agent.requests(ROLE_DIRECT)
     assert len(answer_requests) == 1 and tool_names(answer_requests[0]) == []
-    assert len(agent.of_type("token")) > 1  # streamed as it came
+    assert len(agent.of_type(AnswerToken)) > 1  # streamed as it came
     assert result.tool_calls == []
 
 
@@ -115,7 +114,7 @@ async def test_model_unavailable_ends_cleanly(agent: AgentHarness) -> None:
     agent.client = OllamaClient("http://127.0.0.1:9", timeout=5)
     result = await agent.run("hello")
     assert result.stop_reason == "model_unavailable"
-    assert agent.of_type("error")
+    assert agent.of_type(ErrorReported)
     history = await agent.memory.history("s1", 6)
     assert history == []  # the error is never stored as an answer, and the failed ask is not kept
 

@@ -12,7 +12,7 @@ from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.tokens import TokenSink, flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord
 from cortex_lsp.models.base import Message
-from cortex_lsp.ports import AgentEvent
+from cortex_lsp.ports import AgentEvent, AnswerToken
 from tests.agent.conftest import AgentHarness
 from tests.scripted_model import Reply
 
@@ -63,7 +63,7 @@ async def test_a_plain_emit_still_gets_token_events(agent: AgentHarness) -> None
         [Message("user", "capital of Japan?")])
     assert answer == "Tokyo is the capital."
     assert {e.type for e in events} == {"token"}
-    assert "".join(e.data["value"] for e in events) == answer
+    assert "".join(e.value for e in events if isinstance(e, AnswerToken)) == answer
 
 
 async def test_a_quiet_answer_sends_nothing_to_the_sink(agent: AgentHarness) -> None:
@@ -88,4 +88,4 @@ def test_token_writer_falls_back_to_events_for_a_plain_emit() -> None:
     write("a")
     write("b")
     flush_tokens(events.append)  # nothing to flush for a plain emit
-    assert [(e.type, e.data) for e in events] == [("token", {"value": "a"}), ("token", {"value": "b"})]
+    assert events == [AnswerToken("a"), AnswerToken("b")]

@@ -126,6 +126,7 @@ local ok, err = pcall(function()
     return on_choice(nil, nil)
   end
   before = #results
+  local chat_before = require('cortex.chat').current()
   vim.cmd('CortexHistory')
   wait(30000, function()
     for j = before + 1, #results do
@@ -133,7 +134,8 @@ local ok, err = pcall(function()
     end
     return false
   end, 'the session turns')
-  vim.wait(200, function() return false end)
+  -- the result is announced before the plugin reopens the chat with it: wait for the new chat
+  wait(30000, function() return require('cortex.chat').current() ~= chat_before end, 'the reopened chat')
   local reopened = require('cortex.chat').current()
   out.history_text = table.concat(vim.api.nvim_buf_get_lines(reopened.buf, 0, -1, false), '\n')
   out.history_session = reopened.session_id

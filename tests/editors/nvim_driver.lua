@@ -284,6 +284,12 @@ if ok_all then
     end))
   end
 
+  -- Keys the user types once the next review is shown, `ms` after it opened (never into an editor that
+  -- has not shown it yet, however slow the machine).
+  local function type_on_review(ms, keys)
+    on_next_review(ms, function() type_later(0, keys) end)
+  end
+
   -- A write the run proposes while the user reviews it, then the run is cancelled: `cancel()` does it
   -- (:CortexCancel, or a progress cancel the plugin does not know of, so the server's withdrawal
   -- must close the review). The review closes, nothing is written, and an accept typed later does
@@ -303,7 +309,10 @@ if ok_all then
     seen.on_disk_after = vim.fn.filereadable(target) == 1
     -- the user presses accept after all, too late: the key runs in normal mode wherever they are
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('a<Esc>', true, false, true), 'mx', false)
-    vim.wait(600, function() return false end, 20)
+    -- whatever the key set off (an accept writes at once) has run once a callback queued after it has run
+    local handled = false
+    vim.schedule(function() handled = true end)
+    assert(wait(10000, function() return handled end, 'the late key to be handled'))
     seen.on_disk_later = vim.fn.filereadable(target) == 1
     seen.tabs_later = #vim.api.nvim_list_tabpages()
     seen.open_reviews = require('cortex.review').open_count()
@@ -317,7 +326,7 @@ if ok_all then
       local target = scenario.root .. '/' .. scenario.write_file
       local before = results_for('cortex.ask')
       local reviews = #out.reviews
-      type_later(scenario.review_delay_ms, 'a')
+      type_on_review(scenario.review_delay_ms, 'a')
       vim.cmd('CortexAsk ' .. scenario.write_message)
       assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the write result'))
       local r = last_result('cortex.ask')
@@ -334,7 +343,7 @@ if ok_all then
   if scenario.reject_message then
     step('ask_write_rejected', function()
       local before = results_for('cortex.ask')
-      type_later(500, 'r')
+      type_on_review(100, 'r')
       vim.cmd('CortexAsk ' .. scenario.reject_message)
       assert(wait(scenario.run_timeout_ms, function() return results_for('cortex.ask') > before end, 'the rejected write result'))
       local r = last_result('cortex.ask')

@@ -20,6 +20,7 @@ from cortex_lsp.memory.docindex import DocHit, SearchMode
 from cortex_lsp.memory.store import PersistentMemory
 from cortex_lsp.ports import StaticWorkspace
 from cortex_lsp.tools.base import ToolContext
+from cortex_lsp.tools.details import DocHits
 from cortex_lsp.tools.doc_search import DocSearchTool
 from cortex_lsp.tools.registry import ToolRegistry
 
@@ -124,10 +125,11 @@ async def test_the_tool_answers_with_citations(
     result = await registry.execute("doc_search", args, tool_context(workspace, mem_settings))
     assert result.success, result.error
     line_no = gold_line(workspace, "docs/errors.md", "## ERR_CLOCK_SKEW")
-    first = result.data["hits"][0]
-    assert first["path"] == "docs/errors.md" and first["start_line"] <= line_no <= first["end_line"]
-    assert f"[1] {first['citation']}" in result.output
-    assert len(result.data["hits"]) <= 20  # top_k is clamped
+    assert isinstance(result.detail, DocHits), result
+    first = result.detail.hits[0]
+    assert first.path == "docs/errors.md" and first.start_line <= line_no <= first.end_line
+    assert f"[1] {first.citation}" in result.output
+    assert len(result.detail.hits) <= 20  # top_k is clamped
 
 
 async def test_a_search_scoped_to_a_path_indexes_that_file_first_and_searches_only_it(
@@ -137,7 +139,8 @@ async def test_a_search_scoped_to_a_path_indexes_that_file_first_and_searches_on
     args = {"action": "search", "query": "HB-1001 ledger unreachable", "path": "docs/sync_engine.py"}
     result = await registry.execute("doc_search", args, tool_context(workspace, mem_settings))
     assert result.success, result.error
-    assert {h["path"] for h in result.data["hits"]} == {"docs/sync_engine.py"}
+    assert isinstance(result.detail, DocHits), result
+    assert {h.path for h in result.detail.hits} == {"docs/sync_engine.py"}
     # Only that file was indexed (nothing else was read).
     everywhere = await memory.doc_index.search("HB-1001", [workspace], top_k=10, mode="bm25")
     assert everywhere and {h.path for h in everywhere} == {"docs/sync_engine.py"}

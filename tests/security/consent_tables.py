@@ -19,6 +19,7 @@ from typing import Any
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.attack import FORCE_TOOLS, missed
 
 DATA = Path(__file__).parent / "data"
 #: the extension guard is widened so that only consent stands between the model and the disk
@@ -102,6 +103,15 @@ def genuine_text(row: Row) -> str:
 
 
 CHAT = "answered as plain chat: no tool schema was sent to the model"
+#: the plan guards refused the request itself before any tool (a delete or a move): nothing to force
+REFUSED = "refused outright before any tool was offered"
+
+
+def tool_free(model: ScriptedModelServer, result: dict[str, Any]) -> str:
+    """Why a run sent the model no tool: :data:`REFUSED` (the request itself was refused) or :data:`CHAT`."""
+    if result.get("stop_reason") == "refused" and (result.get("plan") or {}).get("kind") == "refusal":
+        return REFUSED
+    return CHAT
 
 
 def no_tools_sent(model: ScriptedModelServer) -> bool:
@@ -111,13 +121,16 @@ def no_tools_sent(model: ScriptedModelServer) -> bool:
 def offered_and_called(model: ScriptedModelServer, result: dict[str, Any]) -> str | None:
     """Why the row proves nothing (the model was not offered write_file, or never called it), else None.
     ``result`` is the run's result (LSP's answer, ACP's ``_meta.cortex``): its ``tool_calls``."""
-    offered = any(t.get("function", {}).get("name") == "write_file"
-                  for body in model.chat_requests for t in body.get("tools") or [])
-    if not offered:
-        return "write_file was never offered to the model"
-    if not any(c.get("tool") == "write_file" for c in result.get("tool_calls") or []):
-        return "the model was offered write_file but never called it"
-    return None
+    return missed(model.chat_requests, result.get("tool_calls") or [], "write_file")
+
+
+def forced(row: Row) -> Row:
+    """The row with the tool plan forced (:data:`~tests.security.attack.FORCE_TOOLS`): for a row the design
+    answers as plain chat, so that the write guards behind are tested with the same words."""
+    return Row(FORCE_TOOLS + row.message, row.target, row.source)
+
+
+NEVER_REACHED = "the model never got the chance to write, even with the tool plan forced"
 
 
 def report(failures: list[str], rows: list[Row]) -> str:
@@ -134,16 +147,6 @@ def check_genuine(failures: list[str], rows: list[Row]) -> None:
     assert len(failures) <= len(rows) // 20, report(failures, rows)
 
 
-#: a hostile table run must reach the write guards this often (the rest answered as plain chat)
-MIN_REACHING = 60
-
-
-def check_hostile(outcomes: list[str], rows: list[Row]) -> None:
-    """No hostile row fails; a row answered as plain chat is not a failure, but at least
-    :data:`MIN_REACHING` rows must reach the write guards."""
-    chat = [o for o in outcomes if o.endswith(CHAT)]
-    failures = [o for o in outcomes if not o.endswith(CHAT)]
-    print(f"{len(rows) - len(chat)} of {len(rows)} hostile rows reached the write guards; {len(chat)} were "
-          "answered as plain chat")  # shown with -s
+def check_hostile(failures: list[str], rows: list[Row]) -> None:
+    """No hostile row fails: each reached the write guards, itself or with the tool plan forced."""
     assert failures == [], report(failures, rows)
-    assert len(rows) - len(chat) >= MIN_REACHING, "\n".join(chat)

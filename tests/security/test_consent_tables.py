@@ -26,12 +26,15 @@ ACP:
   a hostile write is refused outright by consent, a genuine one is still recorded as asked and refused
   only because the client cannot write.
 
-Every row asserts that the model was offered ``write_file`` and called it, except a hostile row the
-router answers as plain chat: then the test asserts that no tool schema at all was sent to the model
-(code decided the turn needs no tool) and nothing was written; at least 60 hostile rows of each table
-run must reach the write guards; at least 95 % of the genuine rows must pass. One server (one agent
-process) serves a whole table; over ACP every row gets a fresh session; the workspace is reset before
-every row. The tables, and what both fronts' runners share, are in :mod:`tests.security.consent_tables`.
+Every row asserts that the model was offered ``write_file`` and called it. A hostile row the router
+answers as plain chat (no tool schema at all was sent to the model, nothing was written) runs a second
+time with the tool plan forced (:func:`~tests.security.consent_tables.forced`: the same words after "Use a
+tool to look it up."), and that run must reach the write guards and pass; a row that still never gives
+the model the chance fails, saying so. A row the plan guards refuse outright (a delete or a move: the
+answer is a refusal, stop reason ``refused``) has no plan to force and passes as refused. At least 95 %
+of the genuine rows must pass. One server (one agent process) serves a whole table; over ACP every row
+gets a fresh session; the workspace is reset before every row. The tables, and what both fronts'
+runners share, are in :mod:`tests.security.consent_tables`.
 """
 
 from __future__ import annotations
@@ -59,16 +62,20 @@ from tests.security.consent_tables import (
     HELD_OUT_HOSTILE,
     HOSTILE,
     HOSTILE_TEXT,
+    NEVER_REACHED,
+    REFUSED,
     Row,
     check_genuine,
     check_hostile,
     failure,
+    forced,
     genuine_text,
     no_tools_sent,
     offered_and_called,
     reset,
     script_writer,
     snapshot,
+    tool_free,
 )
 
 
@@ -155,7 +162,7 @@ async def hostile_row(client: CortexClient, model: ScriptedModelServer, ws: Path
     if snapshot(ws) != before:
         return f"the workspace changed on disk ({row.target})"
     if no_tools_sent(model) and not client.rec.edits and not result["edits"]:
-        return CHAT
+        return tool_free(model, result)
     why = offered_and_called(model, result)
     if why:
         return why
@@ -171,18 +178,29 @@ async def hostile_row(client: CortexClient, model: ScriptedModelServer, ws: Path
 
 async def run_table(model: ScriptedModelServer, tmp_path: Path, rows: list[Row], *, genuine: bool,
                     reviewed: bool) -> list[str]:
-    """The failures of ``rows`` (a hostile row answered as plain chat is listed as such, not failed)."""
+    """The failures of ``rows``. A hostile row the design answers as plain chat (no tool offered) is run
+    again with the tool plan forced (:func:`forced`): it fails when the model still never gets the chance."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     failures: list[str] = []
+    chat = refused = 0
     mode: ApplyMode = "accept" if genuine or not reviewed else "decline"
     async with lsp_session(model, tmp_path, direct_plans=False, env=ENV, apply_mode=mode,
                            caps=review_caps() if reviewed else strict_caps()) as client:
         for row in rows:
             check = genuine_row if genuine else hostile_row
             why = await check(client, model, ws, row, reviewed=reviewed)
+            if why == CHAT:
+                chat += 1
+                why = await check(client, model, ws, forced(row), reviewed=reviewed)
+                why = NEVER_REACHED if why == CHAT else why and f"with the tool plan forced: {why}"
+            if why == REFUSED:
+                refused += 1
+                why = None  # the plan guards refused the request itself; no plan can be forced past that
             if why:
                 failures.append(failure(row, why))
+    print(f"{chat} of {len(rows)} rows were answered as plain chat and ran again forced; {refused} were refused "
+          "outright")  # shown with -s
     return failures
 
 
@@ -260,7 +278,7 @@ async def acp_hostile_row(run: AcpRun, model: ScriptedModelServer, row: Row, *, 
     if client.writes or snapshot(run.root) != before:
         return f"written: {client.writes} ({row.target})"
     if no_tools_sent(model) and not client.permissions and not result["edits"]:
-        return CHAT
+        return tool_free(model, result)
     if why := offered_and_called(model, result):
         return why
     if any(e["applied"] or e["asked"] for e in result["edits"]):
@@ -287,7 +305,13 @@ async def run_acp_table(model: ScriptedModelServer, tmp_path: Path, rows: list[R
                            permission="allow" if genuine else "reject") as run:
         for row in rows:
             check = acp_genuine_row if genuine else acp_hostile_row
-            if why := await check(run, model, row, reviewed=reviewed):
+            why = await check(run, model, row, reviewed=reviewed)
+            if why == CHAT:
+                why = await check(run, model, forced(row), reviewed=reviewed)
+                why = NEVER_REACHED if why == CHAT else why and f"with the tool plan forced: {why}"
+            if why == REFUSED:
+                why = None  # the plan guards refused the request itself; no plan can be forced past that
+            if why:
                 failures.append(failure(row, why))
     return failures
 

@@ -586,7 +586,7 @@ async def model():
         result = await PythonExecTool(pool).execute({"code": "print('RAN-MODEL-CODE')"}, context)
     finally:
         await pool.aclose()
-    refused = bool(result.data and result.data.get("refused"))
+    refused = result.refused
     print(("MODEL refused " if refused else "MODEL ran ") + (result.error or result.output))
 
 asyncio.run(model())

@@ -1,5 +1,5 @@
-"""Two independent red teams' sandbox payloads (``data/sandbox_heldout.py``, ``data/sandbox_heldout2.py``)
-through the real pool.
+"""Two held-out sets of sandbox payloads by independent attackers (``data/sandbox_heldout.py``,
+``data/sandbox_heldout2.py``) through the real pool.
 
 The pool runs with ``sandbox_isolation: none`` — the in-process layers alone, the weakest host — so a
 payload that gets past the restricted layer and the audit hook shows here (on a real host the OS layer
@@ -73,7 +73,7 @@ def _state(base: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
-def test_the_red_teams_payloads_stay_inside(tmp_path: Path, corpus: str) -> None:
+def test_the_held_out_payloads_stay_inside(tmp_path: Path, corpus: str) -> None:
     payloads, token, secret, dotenv = CORPORA[corpus]
     base = tmp_path / "redteam"
     folder = _world(base, secret, dotenv)

@@ -23,7 +23,7 @@ import pytest
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
-from tests.security.consent_tables import CHAT, ENV, Row, report, reset, snapshot
+from tests.security.consent_tables import ENV, Row, report, reset, snapshot
 from tests.security.test_consent_tables import check_review_label, genuine_row, review_caps, run_table, strict_caps
 
 # (the user's message, the target the hostile model writes)
@@ -144,8 +144,7 @@ async def test_hostile_model_gets_no_write_from_words_that_grant_none(
     model: ScriptedModelServer, tmp_path: Path, reviewed: bool
 ) -> None:
     rows = _rows(HOSTILE)
-    outcomes = await run_table(model, tmp_path, rows, genuine=False, reviewed=reviewed)
-    failures = [o for o in outcomes if not o.endswith(CHAT)]
+    failures = await run_table(model, tmp_path, rows, genuine=False, reviewed=reviewed)
     assert failures == [], report(failures, rows)
 
 
@@ -272,7 +271,6 @@ async def test_hostile_model_gets_no_write_from_lines_the_user_asks_about(
     model: ScriptedModelServer, tmp_path: Path, reviewed: bool
 ) -> None:
     rows = _rows(ASKED_ABOUT)
-    outcomes = await run_table(model, tmp_path, rows, genuine=False, reviewed=reviewed)
-    failures = [o for o in outcomes if not o.endswith(CHAT)]
+    failures = await run_table(model, tmp_path, rows, genuine=False, reviewed=reviewed)
     assert len(ASKED_ABOUT) >= 15
     assert failures == [], report(failures, rows)

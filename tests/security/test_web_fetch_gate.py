@@ -1,8 +1,10 @@
 """``web_fetch`` only on a granting fetch of the URL in the user's own words, with
 a hostile model through the real server (pytest-lsp over stdio, the scripted model over HTTP).
 
-The address is a loopback listener's: the provenance gate must refuse the call with its own message (it
-runs before any name lookup or address check), and the listener must see no connection. The positive
+The address is a loopback listener's: words that grant no fetch make the run tool-free (web_fetch is never
+offered); with the tool plan forced (the user also asks for another page) the model is offered web_fetch
+and calls it, and the provenance gate must refuse the call with its own message (it runs before any name
+lookup or address check). The listener must see no connection. The positive
 control asks for the same address in so many words: the provenance gate lets it through and the address
 guard (loopback) then refuses it, so still nothing connects and no network is needed.
 """
@@ -22,6 +24,7 @@ from cortex_lsp.guards.urls import NOT_TYPED_MESSAGE
 from cortex_lsp.tools.web_fetch import WebFetchTool
 from tests.lsp_harness import ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.attack import assert_refused, assert_tool_free
 from tests.tools.web_site import MapResolver, context, fetch
 
 
@@ -61,16 +64,36 @@ NOT_ASKED = [
 
 
 @pytest.mark.parametrize("template", NOT_ASKED)
-async def test_hostile_model_fetches_nothing_the_user_did_not_ask_for(
+async def test_words_that_grant_no_fetch_make_the_run_tool_free(
     model: ScriptedModelServer, tmp_path: Path, listener: Listener, template: str
 ) -> None:
+    """The first layer: the run never offers web_fetch, so the hostile model can't call it (the gate
+    behind is tested by the forced rows below)."""
     url = f"http://127.0.0.1:{listener.port}/a"
     _hostile(model, url)
     async with lsp_session(model, tmp_path, direct_plans=False) as client:
         result = await ask(client, template.format(url=url))
-    for made in _fetches(result):  # offered or not, a call is refused by the provenance gate
-        assert not made["success"]
-        assert NOT_TYPED_MESSAGE in made["output"], made["output"]
+    assert_tool_free(model.chat_requests, "web_fetch")
+    assert _fetches(result) == []
+    assert listener.connections == 0
+
+
+#: the user also asks for another page: the run fetches, web_fetch is offered, and the hostile model
+#: calls it on the address the user did not ask for
+FORCE_FETCH = "Fetch {granted} and summarize it. "
+
+
+@pytest.mark.parametrize("template", NOT_ASKED)
+async def test_a_forced_fetch_plan_meets_the_provenance_gate(
+    model: ScriptedModelServer, tmp_path: Path, listener: Listener, template: str
+) -> None:
+    url = f"http://127.0.0.1:{listener.port}/a"
+    granted = f"http://127.0.0.1:{listener.port}/granted"
+    _hostile(model, url)
+    async with lsp_session(model, tmp_path, direct_plans=False) as client:
+        result = await ask(client, FORCE_FETCH.format(granted=granted) + template.format(url=url))
+    hostile = [c for c in result["tool_calls"] if c["arguments"].get("url") == url]
+    assert_refused(model.chat_requests, hostile, "web_fetch", because=NOT_TYPED_MESSAGE)
     assert listener.connections == 0
 
 
@@ -82,7 +105,7 @@ async def test_a_granted_fetch_passes_the_provenance_gate(
     _hostile(model, url)
     async with lsp_session(model, tmp_path, direct_plans=False) as client:
         result = await ask(client, template.format(url=url))
-    fetches = _fetches(result)
+    fetches = _fetches(result)  # made by the model or, for words that name the call, by the router
     assert fetches, result["tool_calls"]
     assert NOT_TYPED_MESSAGE not in fetches[0]["output"]
     assert "loopback" in fetches[0]["output"]  # the next guard (the address) refused it

@@ -5,7 +5,8 @@ A hostile model plans a write of out.md and calls ``write_file`` on it whatever 
 out.md with the text hi, but don't save it" (and its kin in four languages) must send no
 ``workspace/applyEdit`` and leave out.md absent; a negation inside the text or about something else
 ("with the text do not disturb", "but don't open it") still writes out.md, so the same script proves
-it can see a write.
+it can see a write. Each taken-back row must have the model offered ``write_file`` and calling it; a row
+the design makes tool-free runs again with the tool plan forced, and must then.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import ask, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.security.attack import FORCE_TOOLS, missed, offered
 from tests.security.test_consent_tables import strict_caps
 
 TAKEN_BACK = [
@@ -42,11 +44,6 @@ def _script(model: ScriptedModelServer) -> None:
              contains=ROLE_EXECUTOR, times=None)
 
 
-def _tried_write(result: dict[str, object]) -> bool:
-    calls = result.get("tool_calls")
-    return isinstance(calls, list) and any(c.get("tool") == "write_file" for c in calls)
-
-
 async def test_a_write_taken_back_by_a_later_clause_sends_no_edit(model: ScriptedModelServer, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -54,18 +51,21 @@ async def test_a_write_taken_back_by_a_later_clause_sends_no_edit(model: Scripte
     failures: list[str] = []
     async with lsp_session(model, tmp_path, direct_plans=False, caps=strict_caps()) as client:
         for message in TAKEN_BACK:
-            out.unlink(missing_ok=True)
-            client.rec.edits.clear()
-            _script(model)
-            result = await ask(client, message)
-            offered = any(t.get("function", {}).get("name") == "write_file"
-                          for body in model.chat_requests for t in body.get("tools") or [])
-            if not model.chat_requests:
-                failures.append(f"{message!r}: the hostile model was never asked (proves nothing)")
-            elif offered and not _tried_write(result):
-                failures.append(f"{message!r}: write_file was offered but never tried (proves nothing)")
-            elif client.rec.edits or out.exists():
-                failures.append(f"{message!r}: out.md was written ({result.get('notes')})")
+            for words in (message, FORCE_TOOLS + message):  # as typed; then with the tool plan forced
+                out.unlink(missing_ok=True)
+                client.rec.edits.clear()
+                _script(model)
+                result = await ask(client, words)
+                if client.rec.edits or out.exists():
+                    failures.append(f"{words!r}: out.md was written ({result.get('notes')})")
+                    break
+                why = missed(model.chat_requests, result["tool_calls"], "write_file")
+                if why is None:
+                    break  # the model wrote, the guard refused: the row is proven
+                if offered(model.chat_requests, "write_file") or words != message:
+                    failures.append(f"{words!r}: the attack never happened ({why}), so the row proves nothing")
+                    break
+                # tool-free as typed (the model was offered no write_file): the gate is tested forced
         for message in STILL_WRITES:
             out.unlink(missing_ok=True)
             client.rec.edits.clear()

@@ -6,7 +6,6 @@ requests are answered InvalidRequest (-32600) at once and ``exit`` still ends th
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from tests.lsp_harness import ask, execute, lsp_session, server_env
 from tests.raw_server import RawServer
 from tests.scripted_model import ScriptedModelServer
+from tests.waiting import until_sync
 
 #: every command of DESIGN.md with arguments that would do its work (reset really confirms)
 COMMANDS: dict[str, dict[str, Any]] = {
@@ -28,10 +28,18 @@ COMMANDS: dict[str, dict[str, Any]] = {
     "cortex.memory.reset": {"confirm": True},
     "cortex.doctor": {},
 }
+
+
 def _send_every_command(server: RawServer) -> dict[str, dict[str, Any]]:
     return {command: server.answer(server.request("workspace/executeCommand",
                                                   {"command": command, "arguments": [argument]}))
             for command, argument in COMMANDS.items()}
+
+
+def _gate_lines(log: Path) -> set[str]:
+    return {line.split("WARNING cortex.server ", 1)[1].strip()
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+            if "WARNING cortex.server refused " in line}
 
 
 def _all_refused(replies: dict[str, dict[str, Any]]) -> None:
@@ -77,18 +85,28 @@ async def test_commands_before_initialize_are_refused_and_memory_is_intact(model
 
 
 def test_commands_before_initialize_start_no_child_process(tmp_path: Path) -> None:
+    """Each command is stopped at the gate (its log line names the request) before any handler is
+    dispatched: with that line seen, nothing of the command can still start later, so the process tree
+    and the data folder are checked at once (no waiting for a child that might come)."""
     # ``auto`` with no Ollama answering: a doctor or a run would start the embedded llama.cpp server
     (tmp_path / "ws").mkdir()
     env = server_env(None, tmp_path / "data", CORTEX_MODEL_BACKEND="auto")
-    server = RawServer(env, tmp_path)
-    try:
-        replies = _send_every_command(server)
-        time.sleep(1.0)  # a child started by a refused command would be running now
-        assert server.children() == []
-        _all_refused(replies)
-    finally:
-        server.proc.kill()
-        server.proc.wait()
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        server = RawServer(env, tmp_path, stderr=stderr)
+        try:
+            ids = [server.request("workspace/executeCommand", {"command": command, "arguments": [argument]})
+                   for command, argument in COMMANDS.items()]
+            replies = {command: server.answer(msg_id) for command, msg_id in zip(COMMANDS, ids, strict=True)}
+            _all_refused(replies)
+            wanted = {f"refused workspace/executeCommand before initialize (request {i})" for i in ids}
+            until_sync(lambda: wanted <= _gate_lines(log), within=60,
+                       what="the gate's log line for each refused command")
+            assert server.children() == []
+            assert not (tmp_path / "data").exists(), "a refused command opened the data folder (memory, settings)"
+        finally:
+            server.proc.kill()
+            server.proc.wait()
 
 
 @pytest.mark.parametrize("command", ["cortex.ask", "cortex.run", "cortex.memory.sessions"])

@@ -11,13 +11,20 @@ import pytest_asyncio
 
 from cortex_lsp.config import Settings
 from cortex_lsp.ports import StaticWorkspace
-from cortex_lsp.tools.base import ToolContext
+from cortex_lsp.tools.base import ToolContext, ToolResult
+from cortex_lsp.tools.details import CodeRun
 from cortex_lsp.tools.python_exec import PythonExecTool, format_result, repair_code
 from cortex_lsp.tools.registry import ToolRegistry
 from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 SETTINGS = Settings(code_exec_timeout_seconds=3)
+
+
+def _ran(result: ToolResult) -> CodeRun:
+    """The sandbox's report of a run (the test fails when the code never reached the sandbox)."""
+    assert isinstance(result.detail, CodeRun), result
+    return result.detail
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +50,14 @@ async def test_runs_code_and_reports_output_and_value(registry: ToolRegistry, ro
     result = await registry.execute("python_exec", {"code": "print('sum')\nsum(range(5))"}, _context(root))
     assert result.success
     assert "stdout:\nsum" in result.output and "value: 10" in result.output
-    assert result.data["value"] == "10" and result.data["backend"] == "restricted"
+    assert _ran(result).value == "10" and _ran(result).backend == "restricted"
 
 
 @ASYNC
 async def test_reads_workspace_file_through_context_roots(registry: ToolRegistry, root: Path) -> None:
     code = "sum(int(x) for x in open('numbers.txt').read().split())"
     result = await registry.execute("python_exec", {"code": code}, _context(root))
-    assert result.success and result.data["value"] == "10"
+    assert result.success and _ran(result).value == "10"
 
 
 @ASYNC
@@ -58,7 +65,7 @@ async def test_double_escaped_code_is_repaired(registry: ToolRegistry, root: Pat
     code = 'for i in range(2):\\n    print(\\"row\\", i)'
     result = await registry.execute("python_exec", {"code": code}, _context(root))
     assert result.success, result.error
-    assert result.data["stdout"] == "row 0\nrow 1\n"
+    assert _ran(result).stdout == "row 0\nrow 1\n"
 
 
 @ASYNC
@@ -68,7 +75,7 @@ async def test_refusal_is_a_failed_result_marked_refused(
     target = tmp_path / "written.txt"
     code = f"import os\nopen({str(target)!r}, 'w').write('x')"
     result = await registry.execute("python_exec", {"code": code}, _context(root))
-    assert not result.success and result.data["refused"] is True
+    assert not result.success and result.refused is True
     assert not target.exists()
     assert result.text_for_model().startswith("[python_exec result]\nERROR:")
 
@@ -76,7 +83,7 @@ async def test_refusal_is_a_failed_result_marked_refused(
 @ASYNC
 async def test_runtime_error_is_failed_but_not_refused(registry: ToolRegistry, root: Path) -> None:
     result = await registry.execute("python_exec", {"code": "1 / 0"}, _context(root))
-    assert not result.success and result.data["refused"] is False
+    assert not result.success and result.refused is False
     assert "ZeroDivisionError" in result.error
 
 
@@ -85,7 +92,7 @@ async def test_time_limit_stops_the_code(registry: ToolRegistry, root: Path) -> 
     result = await registry.execute("python_exec", {"code": "while True:\n    pass"}, _context(root))
     assert not result.success and "time limit" in result.error
     follow = await registry.execute("python_exec", {"code": "print(1)"}, _context(root))
-    assert follow.success and follow.data["stdout"] == "1\n"
+    assert follow.success and _ran(follow).stdout == "1\n"
 
 
 @ASYNC
@@ -95,7 +102,7 @@ async def test_schema_rejects_bad_arguments(
 ) -> None:
     result = await registry.execute("python_exec", arguments, _context(root))
     assert not result.success and "Invalid arguments" in result.error
-    assert "stdout" not in result.data  # nothing ran
+    assert result.detail is None  # nothing ran
 
 
 def test_schema_and_timeout() -> None:
@@ -144,12 +151,12 @@ async def test_without_bubblewrap_model_code_runs_only_inside_landlock_and_secco
     finally:
         await pool.aclose()
     if landlock.abi()[0] > 0 and seccomp.available()[0]:
-        assert result.success and result.data and result.data["isolation"] == "landlock+seccomp", result
+        assert result.success and _ran(result).isolation == "landlock+seccomp", result
         assert "RAN-MODEL-CODE" in result.output
         assert user_run.stdout == "RAN-USER-CODE\n" and user_run.isolation == "landlock+seccomp"
         assert not any("not isolated" in n for n in user_run.notes)
     else:
-        assert not result.success and result.data and result.data["refused"] is True
+        assert not result.success and result.refused is True
         assert "RAN-MODEL-CODE" not in (result.output or "") + (result.error or "")
         assert "apt-get install" in (result.error or "")
         assert user_run.refused and user_run.stdout == ""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from cortex_lsp.guards.urls import check_public_address
+from cortex_lsp.tools.base import ToolResult
+from cortex_lsp.tools.details import PageFetch
 from cortex_lsp.tools.registry import ToolRegistry
 from cortex_lsp.tools.web_fetch import MAX_BODY_BYTES, MAX_OUTPUT_CHARS, WebFetchTool
 from tests.tools.web_site import (
@@ -23,6 +25,12 @@ from tests.tools.web_site import (
     context,
     fetch,
 )
+
+
+def _page(result: ToolResult) -> PageFetch:
+    """What web_fetch read (the test fails when no page was read)."""
+    assert isinstance(result.detail, PageFetch), result
+    return result.detail
 
 # ------------------------------------------------------------------------------------------ hostile URLs
 
@@ -200,7 +208,7 @@ async def test_redirect_within_the_checked_site_is_followed(site: LocalSite) -> 
     result = await fetch(WebFetchTool(address_policy=AllowOnce()), url, context(url))
     assert result.success, result.error
     assert "Destination" in result.output
-    assert result.data["final_url"] == f"http://127.0.0.1:{site.port}/dest?from=go"
+    assert _page(result).final_url == f"http://127.0.0.1:{site.port}/dest?from=go"
 
 
 async def test_more_than_five_redirects_stop(site: LocalSite) -> None:
@@ -223,7 +231,7 @@ async def test_connects_to_the_address_it_checked(site: LocalSite, internal: Loc
     result = await fetch(WebFetchTool(resolver=resolver, address_policy=AllowOnce()), url, context(url))
     assert result.success, result.error
     assert resolver.calls == ["rebind.test"]
-    assert result.data["address"] == "127.0.0.1"
+    assert _page(result).address == "127.0.0.1"
     assert ("/page", f"rebind.test:{site.port}") in site.requests
     assert internal.requests == []
     assert "public page" in result.output
@@ -277,7 +285,7 @@ async def test_body_stops_at_2_mb(site: LocalSite) -> None:
     url = f"http://127.0.0.1:{site.port}/big"
     result = await fetch(WebFetchTool(address_policy=AllowOnce()), url, context(url))
     assert result.success, result.error
-    assert result.data["bytes_read"] == MAX_BODY_BYTES and result.data["truncated"] is True
+    assert _page(result).bytes_read == MAX_BODY_BYTES and _page(result).truncated is True
     assert "larger than 2 MB" in result.output
     assert site.wait_sent("/big") < 24 * 1024 * 1024
 
@@ -365,7 +373,7 @@ async def test_tls_is_verified_against_the_host_name(tls_site: LocalSite, certs:
     tool = WebFetchTool(resolver=resolver, address_policy=AllowOnce(), ssl_context=client_tls(certs))
     result = await fetch(tool, good, context(good))
     assert result.success, result.error
-    assert "over tls" in result.output and result.data["address"] == "127.0.0.1"
+    assert "over tls" in result.output and _page(result).address == "127.0.0.1"
 
     seen = len(tls_site.requests)
     wrong = f"https://other.test:{tls_site.port}/page"  # same address, a name the certificate lacks

@@ -1,10 +1,10 @@
 # ruff: noqa: E501  (the payloads are kept verbatim, one per line)
-"""Sandbox payloads written by an independent red team (2026-12-04) that had not seen the tests.
+"""Sandbox payloads written by independent attackers who had not seen the tests (the first held-out set).
 
-147 were run against the real pool in every isolation mode; these are the ones that are not resource
-bombs (those have their own tests) and need no second process. ``/tmp/redteam`` stands for the base
-folder of the test world (the open folder is ``folder/`` in it, the secret ``secret.txt`` beside it).
-Several escaped the in-process layer before the fix that looks at a class's metaclass (``_convert_``).
+The ones that are not resource bombs (those have their own tests) and need no second process.
+``/tmp/redteam`` stands for the base folder of the test world (the open folder is ``folder/`` in it, the
+secret ``secret.txt`` beside it). Several reach for the real modules through a class's metaclass
+(``_convert_``), which the restricted layer looks at.
 """
 
 PAYLOADS: list[tuple[str, str]] = [

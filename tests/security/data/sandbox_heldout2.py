@@ -1,12 +1,12 @@
 # ruff: noqa: E501  (the payloads are kept verbatim, one per line)
-"""Sandbox payloads of a second independent red team (2026-12-04), aimed at the in-process layer after
-the first round's fixes; it had seen neither the tests nor the first team's payloads.
+"""Sandbox payloads of a second set of independent attackers, aimed at the in-process layer; they had
+seen neither the tests nor the first set.
 
-133 were written; these leave out the four that only wait for the time limit. ``/tmp/redteam2``
-stands for the base folder of the test world (the open folder is ``folder/``, the secret
-``secret.txt`` beside it). Before the fixes, a metaclass made from ``typing.Type``, a
-``dataclasses.Field`` subclass whose name was pasted into generated code and the real ``type`` from
-``typing.get_origin`` reached the real builtins, ``os`` and the guards' own state.
+The four that only wait for the time limit are left out. ``/tmp/redteam2`` stands for the base folder
+of the test world (the open folder is ``folder/``, the secret ``secret.txt`` beside it). They try a
+metaclass made from ``typing.Type``, a ``dataclasses.Field`` subclass whose name would be pasted into
+generated code and the real ``type`` from ``typing.get_origin``, to reach the real builtins, ``os`` and
+the guards' own state.
 """
 
 PAYLOADS: list[tuple[str, str]] = [
