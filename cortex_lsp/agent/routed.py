@@ -178,9 +178,6 @@ def citations(calls: list[CallOutcome], limit: int = 3) -> list[str]:
     return out[:limit]
 
 
-_PASSAGE = re.compile(r"^\[\d+\] (\S+?):(\d+)-(\d+)\n(.*?)(?=\n\n\[\d+\] |\Z)", re.MULTILINE | re.DOTALL)
-
-
 def excerpts(calls: list[CallOutcome], question: str) -> list[Excerpt]:
     """The lines of what was read (a file, the passages a search found) that the question points at:
     shown under the model's answer as its evidence (:mod:`cortex_lsp.agent.evidence`)."""
@@ -194,9 +191,8 @@ def excerpts(calls: list[CallOutcome], question: str) -> list[Excerpt]:
             if header is not None:
                 path = str(call.arguments.get("path") or header.group(1))
                 found += relevant_lines(header.group(1) or path, call.result.output[header.end():], question)
-        elif call.name == "doc_search":
-            passages += [Passage(m.group(1), int(m.group(2)), m.group(4).removesuffix(" …"))
-                         for m in _PASSAGE.finditer(call.result.output)]
+        elif isinstance(call.result.detail, DocHits):
+            passages += [Passage(h.path, h.start_line, h.text) for h in call.result.detail.hits]
     if passages:
         found += relevant_passage_lines(passages, question)
     return found[:2]

@@ -34,13 +34,15 @@ class FileWrite:
 
 @dataclass(frozen=True)
 class Passage:
-    """One passage ``doc_search`` found; ``citation`` is ``path:start-end``."""
+    """One passage ``doc_search`` found; ``citation`` is ``path:start-end``; ``text`` its lines (a chunk
+    of the index, at most a section of the document)."""
 
     path: str
     start_line: int
     end_line: int
     score: float
     citation: str
+    text: str = ""
 
 
 @dataclass(frozen=True)

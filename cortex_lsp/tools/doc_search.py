@@ -109,7 +109,7 @@ class DocSearchTool(BaseTool):
             excerpt = hit.text if len(hit.text) <= EXCERPT_CHARS else hit.text[:EXCERPT_CHARS] + " …"
             blocks.append(f"[{n}] {hit.citation}\n{excerpt}")
         found = DocHits(tuple(Passage(path=h.path, start_line=h.start_line, end_line=h.end_line,
-                                     score=round(h.score, 5), citation=h.citation) for h in hits))
+                                     score=round(h.score, 5), citation=h.citation, text=h.text) for h in hits))
         return ToolResult(
             tool_name=self.name,
             success=True,
