@@ -9,6 +9,7 @@ embedded default embeds with the packaged all-MiniLM-L6-v2 ONNX model where it i
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import httpx
@@ -71,14 +72,16 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
 
     Raises :class:`ModelUnavailable` (with advice) when ``auto`` finds neither.
     """
+    # a client is built in a worker thread: its HTTP client loads the TLS certificates (tens of ms)
     if settings.model_backend == "ollama":
-        return _ollama(settings)
+        return await asyncio.to_thread(_ollama, settings)
     if settings.model_backend == "openai":
-        client = OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
-                              timeout=settings.ollama_timeout_seconds, limits=stream_limits(settings))
+        client = await asyncio.to_thread(
+            lambda: OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
+                                 timeout=settings.ollama_timeout_seconds, limits=stream_limits(settings)))
         return client, BackendInfo(backend="openai", base_url=settings.openai_base_url)
     if await ollama_answers(settings.ollama_base_url):
-        client_info = _ollama(settings)
+        client_info = await asyncio.to_thread(_ollama, settings)
         return client_info[0], BackendInfo(backend="ollama", base_url=settings.ollama_base_url,
                                            detail="auto: Ollama answered")
     problem = local_problem(settings.local_model_path)
