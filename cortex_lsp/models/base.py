@@ -45,6 +45,8 @@ class ChatChunk:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     done: bool = False
+    #: how many of the server's streamed messages this chunk holds (a reader thread joins what arrived together)
+    pieces: int = 1
 
 
 @dataclass
