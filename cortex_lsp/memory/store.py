@@ -64,6 +64,8 @@ class PersistentMemory:
         self._chroma_dir: Path | None = None
         self._client: Any = None
         self._vectors_task: asyncio.Future[None] | None = None
+        self._vectors_failed: list[Callable[[BaseException], None]] = []
+        self._opened = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def open(self, *, wait_for_vectors: bool = True) -> PersistentMemory:
@@ -71,14 +73,13 @@ class PersistentMemory:
         :mod:`cortex_lsp.memory.vector_process`); its collections are checked and tidied (text an older
         Cortex kept in Chroma moved out, vectors whose text is gone erased) as soon as it answers.
 
-        ``wait_for_vectors=False`` returns before that (the server: the process takes seconds to import
-        Chroma, and a first ask needs only the turn log): whatever needs vectors waits for them
-        (:meth:`vectors`), except recall, which is skipped with a note until they are ready
-        (:meth:`related_facts`, :attr:`vectors_ready`)."""
+        ``wait_for_vectors=False`` returns before that and leaves the start to :meth:`start_vectors` (the
+        server: the process takes seconds to import Chroma, and a first ask needs only the turn log):
+        whatever needs vectors starts them and waits (:meth:`vectors`), except recall, which is skipped
+        with a note until they are ready (:meth:`related_facts`, :attr:`vectors_ready`)."""
         data = self.settings.data_dir.expanduser()
         self.notices = await asyncio.to_thread(make_private, data)
         self._episodic = await asyncio.to_thread(EpisodicStore, data / EPISODIC_DB)
-        await asyncio.to_thread(start_vector_process)  # it imports Chroma while this goes on
         client = self._client = get_chroma_client(self.settings)  # a stand-in: no call is made yet
         self._chroma_dir = None if self.settings.chroma_host else data / "chroma"
         model = self.settings.embed_model
@@ -93,12 +94,21 @@ class PersistentMemory:
                                             known_tools=self._known_tools)
         docs = index("docs", metadata=True)
         self._docs = await asyncio.to_thread(DocIndex, data / DOCS_DB, docs, self.embedder)
-        self._vectors_task = asyncio.ensure_future(self._prepare_vectors())
+        self._opened = True
         if wait_for_vectors:
             await self.vectors()
         return self
 
+    def start_vectors(self) -> None:
+        """Start the vector process and its checks now, if nothing has yet (the server does this once a
+        first ask has what it needs: importing Chroma takes seconds of CPU on a 2-core machine);
+        whatever needs vectors starts it too."""
+        if self._vectors_task is None and self._opened:
+            self._vectors_task = asyncio.ensure_future(self._prepare_vectors())
+            self._vectors_task.add_done_callback(self._report_vectors)
+
     async def _prepare_vectors(self) -> None:
+        await asyncio.to_thread(start_vector_process)  # it imports Chroma while this process goes on
         await self._move_legacy_text()
         await self._drop_orphan_vectors()
 
@@ -109,16 +119,18 @@ class PersistentMemory:
         return task is not None and task.done() and not task.cancelled() and task.exception() is None
 
     def on_vectors_failed(self, callback: Callable[[BaseException], None]) -> None:
-        """Call ``callback`` with the error if the vector store fails to come up."""
-        def done(task: asyncio.Future[None]) -> None:
-            if not task.cancelled() and (exc := task.exception()) is not None:
+        """Call ``callback`` with the error if the vector store fails to come up (once it is started)."""
+        self._vectors_failed.append(callback)
+
+    def _report_vectors(self, task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            for callback in self._vectors_failed:
                 callback(exc)
 
-        if self._vectors_task is not None:
-            self._vectors_task.add_done_callback(done)
-
     async def vectors(self) -> None:
-        """Wait until the vector store is ready; raises what made it fail (e.g. Chroma would not start)."""
+        """Wait until the vector store is ready (starting it if need be); raises what made it fail
+        (e.g. Chroma would not start)."""
+        self.start_vectors()
         if self._vectors_task is None:
             raise MemoryNotOpen("call `await memory.open()` first")
         await asyncio.shield(self._vectors_task)
@@ -229,6 +241,7 @@ class PersistentMemory:
         """Facts relevant to ``query``; ``semantic_min_relevance`` is a floor whatever the caller asks."""
         floor = max(min_relevance, self.settings.semantic_min_relevance)
         if not self.vectors_ready:
+            self.start_vectors()
             if await self.semantic.texts.count() == 0:  # nothing stored: nothing is missed
                 return []
             raise RecallNotReady("Long-term memory was still starting, so facts you told me in earlier "

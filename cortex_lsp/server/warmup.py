@@ -49,8 +49,7 @@ SETTINGS_MODULE = "cortex_lsp.config"
 MODULES: tuple[str, ...] = (
     "cortex_lsp.server.arguments",
     "cortex_lsp.models.factory",
-    "httpcore._async",  # what the model client's first request would otherwise import on the loop
-    "anyio._backends._asyncio",
+    "concurrent.futures.thread",  # what the first asyncio.to_thread would otherwise import on the loop
     "cortex_lsp.agent.kernel",
     "cortex_lsp.agent.deps",
     "cortex_lsp.server.services",
@@ -59,6 +58,8 @@ MODULES: tuple[str, ...] = (
     "cortex_lsp.tools.python_exec",
     "cortex_lsp.tools.web_fetch",
     "cortex_lsp.tools.doc_search",
+    "cortex_lsp.tools.sandbox.pool",
+    "platformdirs",
 )
 #: imported after those, waited for by nobody: a first ask does not need them (numpy: vector searches)
 LATER_MODULES: tuple[str, ...] = ("numpy",)
@@ -156,6 +157,11 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
             # builds the tools and checks their schemas (~50 ms): nothing in it touches the loop
             await services.tool_registry_off_loop(ls, memory)
             report.done.append("tools")
+            # last: the vector process imports Chroma (seconds of CPU), which a first ask does not need
+            start_vectors = getattr(memory, "start_vectors", None)
+            if start_vectors is not None:
+                start_vectors()
+                report.done.append("vector store started")
         except Exception as exc:
             report.failed["memory"] = str(exc) or exc.__class__.__name__
     if meaning is not None:
