@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import httpx
 
 from cortex_lsp.config import Settings
-from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable
+from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable, plain_http_options
 from cortex_lsp.models.limits import StreamLimits
 from cortex_lsp.models.local_server import INSTALL_ADVICE, local_problem, start_embedded
 from cortex_lsp.models.ollama_client import OllamaClient
@@ -49,7 +49,7 @@ def stream_limits(settings: Settings) -> StreamLimits:
 async def ollama_answers(base_url: str, within: float = OLLAMA_PROBE_SECONDS) -> bool:
     """Whether Ollama's ``/api/version`` answers 200 within ``within`` seconds."""
     try:
-        async with httpx.AsyncClient(timeout=within) as probe:
+        async with httpx.AsyncClient(timeout=within, **plain_http_options(base_url)) as probe:
             response = await probe.get(f"{base_url.rstrip('/')}/api/version")
         return response.status_code == 200
     except httpx.HTTPError:

@@ -1,10 +1,11 @@
-"""The Ollama backend, on the official ``ollama`` async client (one client per server, reused)."""
+"""The Ollama backend, on the official ``ollama`` client's HTTP connection (one client per server, reused;
+every call in a worker thread)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
@@ -20,11 +21,17 @@ from cortex_lsp.models.base import (
     ModelUnavailable,
     ToolCall,
     ToolSpec,
+    plain_http_options,
 )
 from cortex_lsp.models.limits import ReplyBudget, StreamLimits, bounded_body_sync, bounded_lines_sync
 from cortex_lsp.models.stream_thread import ThreadStream
 
 ERROR_BODY_BYTES = 64 * 1024  # the most of an error reply read (its message is shown cut to 300 characters)
+
+
+def ollama_host(base_url: str) -> str:
+    """The URL ollama's client makes of ``base_url`` (no scheme means ``http://``)."""
+    return base_url if "://" in base_url else "http://" + base_url
 
 
 def _unavailable(base_url: str) -> ModelUnavailable:
@@ -110,10 +117,12 @@ class OllamaClient:
         self.limits = limits or StreamLimits()
         self._num_ctx = num_ctx
         self._keep_alive = keep_alive
-        self._timeout = httpx.Timeout(timeout, connect=5.0)
-        self._client = ollama.AsyncClient(host=base_url, timeout=self._timeout)
-        self._sync: httpx.Client | None = None
-        self._sync_lock = threading.Lock()
+        # One blocking client, used from worker threads only (a reply is read in a thread of its own,
+        # models/stream_thread.py; every other call runs in asyncio.to_thread): the event loop never
+        # parses a byte of a model's reply. ollama's own client for its host rules and headers.
+        self._client = ollama.Client(host=base_url, timeout=httpx.Timeout(timeout, connect=5.0),
+                                     **plain_http_options(ollama_host(base_url)))
+        self._http: httpx.Client = self._client._client
         self._no_tools: set[str] = set()
 
     def _options(self, options: ChatOptions | None) -> dict[str, Any]:
@@ -155,7 +164,7 @@ class OllamaClient:
                 # Read in a thread of its own (models/stream_thread.py), straight off the connection (not
                 # through ollama's pydantic models): every line is bounded as it arrives (models/limits.py),
                 # and a reply past its bound closes the response.
-                async for chunk in ThreadStream(lambda stream, body=body: self._read_chat(body, stream)).chunks():
+                async for chunk in ThreadStream(functools.partial(self._read_chat, body)).chunks():
                     started = True
                     yield chunk
                 return
@@ -181,7 +190,7 @@ class OllamaClient:
         """One ``/api/chat`` reply, read and parsed in the stream's thread; each line's chunk is put into
         ``stream`` (models/stream_thread.py). Stops at the answer's bound, or when the loop stops it."""
         limits = self.limits
-        with self._sync_client().stream("POST", "/api/chat", json=body) as response:
+        with self._http.stream("POST", "/api/chat", json=body) as response:
             stream.opened(response)
             if response.status_code != 200:
                 raw = bounded_body_sync(response.iter_bytes(), ERROR_BODY_BYTES, "Ollama server")
@@ -210,14 +219,6 @@ class OllamaClient:
                 if content or calls or done:
                     stream.put(ChatChunk(content=content, tool_calls=calls, done=done))
 
-    def _sync_client(self) -> httpx.Client:
-        """The blocking HTTP client the reader threads use (made on first use, shared: it pools connections)."""
-        with self._sync_lock:
-            if self._sync is None:
-                self._sync = httpx.Client(base_url=self._client._client.base_url,
-                                          headers=self._client._client.headers, timeout=self._timeout)
-            return self._sync
-
     def _translate(self, exc: ollama.ResponseError, model: str) -> ModelError:
         text = str(exc.error)
         if exc.status_code == 404 or "not found" in text.lower():
@@ -243,7 +244,7 @@ class OllamaClient:
         body: dict[str, Any] = {"model": model, "input": texts}
         if self._keep_alive is not None:
             body["keep_alive"] = self._keep_alive
-        response = self._sync_client().post("/api/embed", json=body)
+        response = self._http.post("/api/embed", json=body)
         if response.status_code != 200:
             raise ollama.ResponseError(_error_field(response.content[:ERROR_BODY_BYTES]), response.status_code)
         vectors = _json_object(response.text).get("embeddings")
@@ -253,7 +254,7 @@ class OllamaClient:
 
     async def list_models(self) -> list[str]:
         try:
-            result = await self._client.list()
+            result = await asyncio.to_thread(self._client.list)
         except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
             raise _unavailable(self.base_url) from None
         except ollama.ResponseError as exc:
@@ -264,18 +265,19 @@ class OllamaClient:
 
     async def version(self) -> str:
         try:
-            response = await self._client._client.get("/api/version", timeout=5.0)
-            response.raise_for_status()
-            return str(response.json().get("version", "unknown"))
+            def ask() -> str:
+                response = self._http.get("/api/version", timeout=5.0)
+                response.raise_for_status()
+                return str(response.json().get("version", "unknown"))
+
+            return await asyncio.to_thread(ask)
         except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError):
             raise _unavailable(self.base_url) from None
         except (httpx.HTTPError, ValueError) as exc:
             raise ModelError(f"Ollama's version check failed: {exc.__class__.__name__}.") from None
 
     async def aclose(self) -> None:
-        await self._client.close()
-        if self._sync is not None:
-            self._sync.close()
+        self._client.close()
 
 
 def model_present(wanted: str, installed: Sequence[str]) -> bool:
