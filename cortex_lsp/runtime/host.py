@@ -141,6 +141,9 @@ class KernelHost:
             memory = await self.memory()
             await asyncio.to_thread(self.tools, self.settings, [], memory)
             await (await self.model()).version()
+            start_vectors = getattr(memory, "start_vectors", None)
+            if start_vectors is not None:  # last: the vector process imports Chroma (seconds of CPU)
+                start_vectors()
         except Exception as exc:
             log.info("warm-up stopped: %s", exc)
 
