@@ -34,9 +34,9 @@ async def test_a_fact_from_an_earlier_server_is_recalled_once_memory_is_ready(
     async with lsp_session(model, tmp_path) as client:
         await ask(client, "My name is Roydon.")
 
-        async def stored() -> bool:
+        async def stored() -> list[dict[str, Any]]:
             found = await execute(client, "cortex.memory.search", {"query": "name", "types": ["semantic"]})
-            return any("Roydon" in h["content"] for h in found["results"])
+            return [h for h in found["results"] if "Roydon" in h["content"]]
 
         await until(stored, what="the fact to be stored")
 
