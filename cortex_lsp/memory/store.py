@@ -69,9 +69,9 @@ class PersistentMemory:
 
     # -- lifecycle ----------------------------------------------------------------------------------
     async def open(self, *, wait_for_vectors: bool = True) -> PersistentMemory:
-        """Open the SQLite stores and start the vector process (Chroma, in a process of its own:
-        :mod:`cortex_lsp.memory.vector_process`); its collections are checked and tidied (text an older
-        Cortex kept in Chroma moved out, vectors whose text is gone erased) as soon as it answers.
+        """Open the SQLite stores, start the vector process (Chroma, in a process of its own:
+        :mod:`cortex_lsp.memory.vector_process`) and wait until its collections are checked and tidied
+        (text an older Cortex kept in Chroma moved out, vectors whose text is gone erased).
 
         ``wait_for_vectors=False`` returns before that and leaves the start to :meth:`start_vectors` (the
         server: the process takes seconds to import Chroma, and a first ask needs only the turn log):
@@ -243,6 +243,10 @@ class PersistentMemory:
         if not self.vectors_ready:
             self.start_vectors()
             if await self.semantic.texts.count() == 0:  # nothing stored: nothing is missed
+                return []
+            task = self._vectors_task
+            if task is not None and task.done():  # it failed to start: the user was told (on_vectors_failed)
+                log.warning("memory: facts not retrieved (the vector store did not start)")
                 return []
             raise RecallNotReady("Long-term memory was still starting, so facts you told me in earlier "
                                  "sessions were not recalled for this answer.")
