@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.common import Row, med, ms, pct
 from benchmarks.lsp_bench import BUSY_GAP, Session, _cancel, _script_direct, during_run
-from benchmarks.lspclient import rss_mb, wait_quiet
+from benchmarks.lspclient import tree_rss_mb, wait_quiet
 from benchmarks.model_proc import ModelProcess
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 
@@ -89,12 +89,12 @@ async def flood() -> Row:
             model.on({"content": "warm"}, contains="Hello")
             _, fut = s.ask("Hello")
             await fut
-            before = rss_mb(s.client.pid)
+            before = tree_rss_mb(s.client.pid)
             model.on({"content": "Here: ", "flood_bytes": FLOOD_BYTES}, contains="whole text")
             sent, fut = s.ask("Give me the whole text")
             busy = await during_run(s, fut)
             at, result = await fut
-            after = rss_mb(s.client.pid)
+            after = tree_rss_mb(s.client.pid)
             answer_kb = len(result["answer"].encode()) / 1024
         finally:
             await s.client.close()

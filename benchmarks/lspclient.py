@@ -194,6 +194,27 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def tree_rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` and every process below it (the vector process, sandbox workers), in MB."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            total += rss_mb(current)
+        except OSError:
+            continue
+        todo += parents.get(current, [])
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of ``pid`` (from /proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

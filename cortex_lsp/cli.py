@@ -65,12 +65,25 @@ def _folder(value: str) -> Path:
     return path
 
 
+#: how long a thread may hold the GIL while another waits for it (Python's default: 5 ms). The server's
+#: worker threads (a model's reply being read, indexing, SQLite) run Python too; with the default a code
+#: action waited up to 5 ms for the GIL each time one of them was busy (median 8.8 ms while a reply
+#: streamed flat out, 3.9 ms at 1 ms, load ~9; benchmarks in docs/benchmarks.md)
+SWITCH_INTERVAL_SECONDS = 0.001
+
+
+def _editor_first() -> None:
+    """The process serves an editor: its event loop gets the GIL back within a millisecond."""
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from cortex_lsp.memory.private import private_umask
     from cortex_lsp.server import build_server
     from cortex_lsp.server.logs import setup_logging
 
     private_umask()  # everything the server creates (memory, indexes) is the user's alone: 0700/0600
+    _editor_first()
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints every thread's stack to the server's stderr
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
@@ -91,6 +104,7 @@ def _acp() -> int:
     from cortex_lsp.server.logs import setup_logging
 
     private_umask()  # everything the agent creates (memory, indexes) is the user's alone: 0700/0600
+    _editor_first()
     setup_logging(os.environ.get("CORTEX_LOG_LEVEL", "INFO").upper())
     try:
         return acp_main()

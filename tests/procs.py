@@ -41,3 +41,23 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """CPU time (user + system) of process ``pid`` (all its threads), or of its thread ``tid``; 0 when gone."""
+    path = f"/proc/{pid}/task/{tid}/stat" if tid is not None else f"/proc/{pid}/stat"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (stat fields 14, 15)
+
+
+def maps_holding(pid: int, name: str) -> bool:
+    """Whether process ``pid`` has a file whose path contains ``name`` mapped (a loaded native library)."""
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as handle:
+            return name in handle.read()
+    except OSError:
+        return False

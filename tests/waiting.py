@@ -14,7 +14,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -23,8 +23,18 @@ TIMEOUT = 30.0
 INTERVAL = 0.05
 
 
-async def until(predicate: Callable[[], T | Awaitable[T]], within: float = TIMEOUT, *,
-                what: str = "the condition", interval: float = INTERVAL) -> T:
+@overload
+async def until(predicate: Callable[[], Awaitable[T]], within: float = ..., *, what: str = ...,
+                interval: float = ...) -> T: ...
+
+
+@overload
+async def until(predicate: Callable[[], T], within: float = ..., *, what: str = ...,
+                interval: float = ...) -> T: ...
+
+
+async def until(predicate: Callable[[], Any], within: float = TIMEOUT, *,
+                what: str = "the condition", interval: float = INTERVAL) -> Any:
     """The first truthy value of ``predicate()`` (a coroutine function is awaited); AssertionError naming
     ``what`` when it is still falsy after ``within`` seconds."""
     loop = asyncio.get_running_loop()
@@ -34,7 +44,7 @@ async def until(predicate: Callable[[], T | Awaitable[T]], within: float = TIMEO
         if inspect.isawaitable(value):
             value = await value
         if value:
-            return value  # type: ignore[return-value]
+            return value
         if loop.time() >= deadline:
             raise AssertionError(f"timed out after {within:g} s waiting for {what}")
         await asyncio.sleep(interval)

@@ -15,6 +15,7 @@ Tool-free plans never reach :meth:`Executor.step`: :meth:`Executor.answer` sends
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ _READS = frozenset({"read_file", "web_fetch", "doc_search", "search_files"})
 RESULT_LIMIT = 6000
 EVENT_OUTPUT_LIMIT = 1500
 RECORD_OUTPUT_LIMIT = 500
+#: answer text at least this long is scrubbed in a worker thread, not on the event loop
+OFF_LOOP_CHARS = 4096
 
 TOOL_ALIASES = {
     "read": "read_file",
@@ -374,7 +377,11 @@ class Executor:
                 async for chunk in stream:
                     if content := chunk.content:
                         parts.append(content)
-                        if shown := scrubber.feed(content):
+                        # a large piece (a fast stream's batch) is scrubbed off the loop: a regex pass over
+                        # tens of KB is milliseconds
+                        shown = scrubber.feed(content) if len(content) < OFF_LOOP_CHARS else \
+                            await asyncio.to_thread(scrubber.feed, content)
+                        if shown:
                             keep(shown)
                             write(shown)
                 if rest := scrubber.finish():
@@ -387,7 +394,8 @@ class Executor:
                 if chunk.content:
                     parts.append(chunk.content)
         text = "".join(parts)
-        clean = scrub(strip_reasoning(text))
+        clean = scrub(strip_reasoning(text)) if len(text) < OFF_LOOP_CHARS else \
+            await asyncio.to_thread(lambda: scrub(strip_reasoning(text)))
         if live and clean != text.strip():
             # Reasoning blocks were streamed: keep only the answer in the record.
             self.record.answer_parts[:] = [clean]

@@ -35,7 +35,7 @@ from cortex_lsp.agent.plan_guards import (
     intended_tools,
 )
 from cortex_lsp.agent.planner import PlanOutcome
-from cortex_lsp.agent.profile import detect_profile
+from cortex_lsp.agent.profile import detect_profile, known_profile
 from cortex_lsp.agent.recovery import Recovery
 from cortex_lsp.agent.reflector import STALL_LIMIT, Reflector
 from cortex_lsp.agent.routed import small_direct_messages
@@ -46,6 +46,7 @@ from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
 from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.provenance import request_text
+from cortex_lsp.memory.api import RecallNotReady
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable
 from cortex_lsp.ports import AnswerToken, ErrorReported, StepStarted
@@ -115,32 +116,38 @@ class AgentKernel:
         finally:
             FOLDER_ROOTS.reset(folders)
 
-    async def _facts(self, message: str) -> list[str]:
-        """Related facts; a memory fault costs the facts, never the run."""
+    async def _facts(self, message: str, record: RunRecord) -> list[str]:
+        """Related facts; a memory fault costs the facts, never the run. Facts that can't be recalled yet
+        (the store is still starting) are skipped visibly: the run's notes say so."""
         try:
             return await self.deps.memory.related_facts(
                 message, min_relevance=self.deps.settings.semantic_min_relevance
             )
+        except RecallNotReady as exc:
+            record.notes.append(str(exc))
+            return []
         except Exception as exc:  # incl. a missing embedding model: chat still works without facts
             log.warning("facts unavailable: %s", exc)
             return []
 
-    async def _reads(self, request: AgentRequest) -> tuple[list[Message], list[str], float]:
-        """History and related facts (SQLite, and an embedding + Chroma query), side by side; and when
+    async def _reads(self, request: AgentRequest, record: RunRecord) -> tuple[list[Message], list[str], float]:
+        """History and related facts (SQLite, and an embedding + vector query), side by side; and when
         they were done (monotonic)."""
         settings = self.deps.settings
         history, facts = await asyncio.gather(
             self.deps.memory.history(request.session_id, settings.history_turns),
-            self._facts(request.message),
+            self._facts(request.message, record),
         )
         return history, facts, time.monotonic()
 
-    async def _meaning(self, request: AgentRequest, intent: Intent) -> tuple[Meaning | None, float]:
+    async def _meaning(self, request: AgentRequest, intent: Intent, record: RunRecord) -> tuple[Meaning | None, float]:
         """The classifier's reading of the user's own words (a small model's router uses it), and when
-        it was done; a fault or a slow classifier costs the reading, never the run."""
+        it was done; a fault or a slow classifier costs the reading, never the run. Not asked for a model
+        known to be full-sized (its reading would go unused)."""
         classifier = self.deps.meaning
+        known = known_profile(self.deps.settings, backend=record.backend, name=record.model)
         if classifier is None or self.words_override is not None or request.mode == "explain" \
-                or self.deps.settings.model_profile == "full":
+                or (known is not None and not known.small):
             return None, 0.0
         try:
             async with asyncio.timeout(MEANING_SECONDS):
@@ -183,7 +190,7 @@ class AgentKernel:
         intent = self.intent_override or request_intent(request, words_override=self.words_override)
         # Independent reads (SQLite, and an embedding + Chroma query) and the request's meaning: side by side.
         (history, facts, read_at), (meaning, meant_at) = await asyncio.gather(
-            self._reads(request), self._meaning(request, intent))
+            self._reads(request, record), self._meaning(request, intent, record))
         # what routing by meaning added to this ask: the time it ran on after the memory reads were done
         meaning_added = max(0.0, meant_at - read_at)
         ctx = build_context(

@@ -134,8 +134,9 @@ async def probe(model: ModelClient, name: str) -> bool:
     return judge_probe(reply.content)
 
 
-async def detect_profile(settings: Settings, model: ModelClient, *, backend: str, name: str) -> ModelProfile:
-    """The profile for ``name`` on ``backend``: the setting, else what is known, else a cached probe."""
+def known_profile(settings: Settings, *, backend: str, name: str) -> ModelProfile | None:
+    """The profile when it is known without asking anything (the setting, the embedded default, a size in
+    the name), else ``None``."""
     chosen = settings.model_profile
     if chosen in ("small", "full"):
         return ModelProfile(chosen, "setting", name)
@@ -144,6 +145,14 @@ async def detect_profile(settings: Settings, model: ModelClient, *, backend: str
     size = size_in_billions(name)
     if size is not None:
         return ModelProfile("small" if size <= SMALL_MAX_BILLIONS else "full", "name", name)
+    return None
+
+
+async def detect_profile(settings: Settings, model: ModelClient, *, backend: str, name: str) -> ModelProfile:
+    """The profile for ``name`` on ``backend``: the setting, else what is known, else a cached probe."""
+    known = known_profile(settings, backend=backend, name=name)
+    if known is not None:
+        return known
     cache = ProfileCache(settings.data_dir)
     key = f"{backend}:{name}"
     cached = cache.get(key)

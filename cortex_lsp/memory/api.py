@@ -18,6 +18,11 @@ from cortex_lsp.models.base import Message
 MemoryType = Literal["semantic", "procedural", "episodic"]
 
 
+class RecallNotReady(Exception):
+    """Facts are stored but can't be recalled yet (the vector store is still starting): the run goes on
+    without them and says so in its notes; nothing stored is lost."""
+
+
 @dataclass(frozen=True)
 class MemoryHit:
     id: str
@@ -84,7 +89,10 @@ class Memory(Protocol):
         ``ask`` (the failed run's user message) is not kept either."""
         ...
 
-    async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]: ...
+    async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]:
+        """Stored facts relevant to ``query``; raises :class:`RecallNotReady` when facts are stored but
+        the store can't search them yet."""
+        ...
 
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]: ...
 

@@ -1,5 +1,7 @@
 """Chroma access: one shared client per store, and collections that never embed by themselves.
 
+Chroma runs in a process of its own (:mod:`cortex_lsp.memory.vector_process`: its native code holds
+the GIL for seconds and its import costs seconds); this process keeps stand-ins for its clients.
 Opening two ``PersistentClient`` s on one folder in one process corrupts reads ("hnsw segment reader"
 errors), so :func:`get_chroma_client` hands out one client per resolved path (or per host:port when
 ``chroma_host`` points at a Chroma server). Collections are always created with
@@ -16,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from cortex_lsp.config import Settings
+from cortex_lsp.memory.vector_process import RemoteClient, VectorProcess, VectorStoreError
 from cortex_lsp.models.base import ModelClient
 
 _LOCK = threading.Lock()
-# Process-wide by necessity: Chroma itself allows only one client per folder in a process.
+# Process-wide by necessity: Chroma itself allows only one client per folder in a process, and one
+# vector process serves them all.
 _CLIENTS: dict[str, Any] = {}
+_PROCESS: list[VectorProcess] = []
 
 
 def _client_key(settings: Settings) -> str:
@@ -29,31 +34,54 @@ def _client_key(settings: Settings) -> str:
     return str((Path(settings.data_dir) / "chroma").resolve())
 
 
-def get_chroma_client(settings: Settings) -> Any:
-    """The shared Chroma client for ``settings``: embedded in ``data_dir/chroma``, or a server."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+def vector_process() -> VectorProcess:
+    """This process's vector process (created, not yet started, on first use)."""
+    with _LOCK:
+        if not _PROCESS:
+            _PROCESS.append(VectorProcess())
+        return _PROCESS[0]
 
+
+def start_vector_process() -> None:
+    """Start the vector process now: it imports Chroma while this process does other things."""
+    vector_process().start()
+
+
+def get_chroma_client(settings: Settings) -> Any:
+    """The shared Chroma client for ``settings``: embedded in ``data_dir/chroma``, or a server; it lives
+    in the vector process. Blocks until that process has started (call it from a worker thread)."""
     key = _client_key(settings)
+    spec: dict[str, Any] = ({"host": settings.chroma_host, "port": settings.chroma_port} if settings.chroma_host
+                            else {"path": key})
+    process = vector_process()
     with _LOCK:
         client = _CLIENTS.get(key)
-        if client is None:
-            chroma_settings = ChromaSettings(anonymized_telemetry=False)
-            if settings.chroma_host:
-                client = chromadb.HttpClient(
-                    host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
-                )
-            else:
-                Path(key).mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=key, settings=chroma_settings)
-            _CLIENTS[key] = client
-        return client
+    if client is None:
+        client = RemoteClient(process, key, spec)
+        with _LOCK:
+            client = _CLIENTS.setdefault(key, client)
+    return client
 
 
 def release_chroma_client(settings: Settings) -> None:
     """Forget the shared client for ``settings`` (tests and reset use this before deleting a folder)."""
+    key = _client_key(settings)
     with _LOCK:
-        _CLIENTS.pop(_client_key(settings), None)
+        known = _CLIENTS.pop(key, None)
+    if known is not None and known.process.pid is not None:  # never started for this
+        try:
+            known.call("release")
+        except VectorStoreError:
+            pass
+
+
+def close_vector_process() -> None:
+    """End the vector process (at shutdown); a later store starts a new one."""
+    with _LOCK:
+        _CLIENTS.clear()
+        process = _PROCESS.pop() if _PROCESS else None
+    if process is not None:
+        process.close()
 
 
 def collection_name(kind: str, embed_model: str) -> str:

@@ -103,10 +103,11 @@ class SemanticMemory:
             return []
         # The query's embedding and the count side by side: with no fact stored (a new user, or memory
         # that learned nothing yet) the answer is known without waiting for the embedding model. The
-        # embedding still finishes in the background (the embedder caches it).
+        # embedding still finishes in the background (the embedder caches it). The count is SQLite's (a
+        # fact's text is written before its vector): no call to the vector process.
         embedding = asyncio.ensure_future(self.embedder.embed_one(query))
         try:
-            if await self.index.count() == 0:
+            if await self.texts.count() == 0:
                 self._background(embedding)
                 return []
         except BaseException:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from cortex_lsp.config import Settings
-from cortex_lsp.memory.api import MemoryHit, MemoryType, SessionInfo, SessionTranscript, ToolPattern
-from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client
+from cortex_lsp.memory.api import MemoryHit, MemoryType, RecallNotReady, SessionInfo, SessionTranscript, ToolPattern
+from cortex_lsp.memory.chroma import Embedder, collection_name, get_chroma_client, start_vector_process
 from cortex_lsp.memory.consolidation import Verdict, extract_facts
 from cortex_lsp.memory.docindex import DocIndex
 from cortex_lsp.memory.episodic import EPISODIC_DB, EpisodicStore
@@ -62,13 +63,24 @@ class PersistentMemory:
         self._chroma_lock = asyncio.Lock()
         self._chroma_dir: Path | None = None
         self._client: Any = None
+        self._vectors_task: asyncio.Future[None] | None = None
+        self._vectors_failed: list[Callable[[BaseException], None]] = []
+        self._opened = False
 
     # -- lifecycle ----------------------------------------------------------------------------------
-    async def open(self) -> PersistentMemory:
+    async def open(self, *, wait_for_vectors: bool = True) -> PersistentMemory:
+        """Open the SQLite stores, start the vector process (Chroma, in a process of its own:
+        :mod:`cortex_lsp.memory.vector_process`) and wait until its collections are checked and tidied
+        (text an older Cortex kept in Chroma moved out, vectors whose text is gone erased).
+
+        ``wait_for_vectors=False`` returns before that and leaves the start to :meth:`start_vectors` (the
+        server: the process takes seconds to import Chroma, and a first ask needs only the turn log):
+        whatever needs vectors starts them and waits (:meth:`vectors`), except recall, which is skipped
+        with a note until they are ready (:meth:`related_facts`, :attr:`vectors_ready`)."""
         data = self.settings.data_dir.expanduser()
         self.notices = await asyncio.to_thread(make_private, data)
         self._episodic = await asyncio.to_thread(EpisodicStore, data / EPISODIC_DB)
-        client = self._client = await asyncio.to_thread(get_chroma_client, self.settings)
+        client = self._client = get_chroma_client(self.settings)  # a stand-in: no call is made yet
         self._chroma_dir = None if self.settings.chroma_host else data / "chroma"
         model = self.settings.embed_model
 
@@ -77,16 +89,51 @@ class PersistentMemory:
             return VectorIndex(client, name, self._chroma_dir, self._chroma_lock, metadata=metadata,
                                small=not metadata)  # the document index is the large one
 
-        facts = await asyncio.to_thread(index, "facts")
-        procs = await asyncio.to_thread(index, "procedures")
-        docs = await asyncio.to_thread(index, "docs", metadata=True)
-        self._semantic = SemanticMemory(facts, FactTexts(self._episodic), self.embedder)
-        self._procedural = ProceduralMemory(procs, TaskTexts(self._episodic), self.embedder,
+        self._semantic = SemanticMemory(index("facts"), FactTexts(self._episodic), self.embedder)
+        self._procedural = ProceduralMemory(index("procedures"), TaskTexts(self._episodic), self.embedder,
                                             known_tools=self._known_tools)
-        self._docs = DocIndex(data / DOCS_DB, docs, self.embedder)
+        docs = index("docs", metadata=True)
+        self._docs = await asyncio.to_thread(DocIndex, data / DOCS_DB, docs, self.embedder)
+        self._opened = True
+        if wait_for_vectors:
+            await self.vectors()
+        return self
+
+    def start_vectors(self) -> None:
+        """Start the vector process and its checks now, if nothing has yet (the server does this once a
+        first ask has what it needs: importing Chroma takes seconds of CPU on a 2-core machine);
+        whatever needs vectors starts it too."""
+        if self._vectors_task is None and self._opened:
+            self._vectors_task = asyncio.ensure_future(self._prepare_vectors())
+            self._vectors_task.add_done_callback(self._report_vectors)
+
+    async def _prepare_vectors(self) -> None:
+        await asyncio.to_thread(start_vector_process)  # it imports Chroma while this process goes on
         await self._move_legacy_text()
         await self._drop_orphan_vectors()
-        return self
+
+    @property
+    def vectors_ready(self) -> bool:
+        """Whether the vector store answers and has been checked (recall works now)."""
+        task = self._vectors_task
+        return task is not None and task.done() and not task.cancelled() and task.exception() is None
+
+    def on_vectors_failed(self, callback: Callable[[BaseException], None]) -> None:
+        """Call ``callback`` with the error if the vector store fails to come up (once it is started)."""
+        self._vectors_failed.append(callback)
+
+    def _report_vectors(self, task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            for callback in self._vectors_failed:
+                callback(exc)
+
+    async def vectors(self) -> None:
+        """Wait until the vector store is ready (starting it if need be); raises what made it fail
+        (e.g. Chroma would not start)."""
+        self.start_vectors()
+        if self._vectors_task is None:
+            raise MemoryNotOpen("call `await memory.open()` first")
+        await asyncio.shield(self._vectors_task)
 
     async def _move_legacy_text(self) -> None:
         """An older Cortex kept text in Chroma: move it to SQLite and rebuild the collections without it."""
@@ -101,15 +148,22 @@ class PersistentMemory:
         await self.doc_index.vectors.take_legacy_text()  # docs.db has the chunk text already
 
     async def _drop_orphan_vectors(self) -> None:
-        """A vector whose text is gone (a forget cut short) is erased too."""
+        """A vector whose text is gone (a forget cut short) is erased too. The ids are read before the
+        texts: a fact added meanwhile has its text written before its vector, so it is never taken for
+        an orphan."""
         pairs = ((self.semantic.index, self.semantic.texts), (self.procedural.index, self.procedural.texts))
         for index, texts in pairs:
+            ids = await index.ids()
             known = set(await texts.get())
-            orphans = [i for i in await index.ids() if i not in known]
+            orphans = [i for i in ids if i not in known]
             if orphans:
                 await index.erase(orphans)
 
     async def aclose(self) -> None:
+        task = self._vectors_task
+        if task is not None and not task.done():  # still starting: its tidying is done on the next open
+            task.cancel()
+            await asyncio.wait({task})
         await self.wait_idle()
         if self._episodic is not None:
             self._episodic.close()
@@ -186,6 +240,16 @@ class PersistentMemory:
     async def related_facts(self, query: str, *, limit: int = 5, min_relevance: float = 0.0) -> list[str]:
         """Facts relevant to ``query``; ``semantic_min_relevance`` is a floor whatever the caller asks."""
         floor = max(min_relevance, self.settings.semantic_min_relevance)
+        if not self.vectors_ready:
+            self.start_vectors()
+            if await self.semantic.texts.count() == 0:  # nothing stored: nothing is missed
+                return []
+            task = self._vectors_task
+            if task is not None and task.done():  # it failed to start: the user was told (on_vectors_failed)
+                log.warning("memory: facts not retrieved (the vector store did not start)")
+                return []
+            raise RecallNotReady("Long-term memory was still starting, so facts you told me in earlier "
+                                 "sessions were not recalled for this answer.")
         try:
             return [f.content for f in await self.semantic.related(query, limit=limit, min_relevance=floor)]
         except ModelError as exc:
@@ -207,6 +271,8 @@ class PersistentMemory:
             log.warning("memory: consolidation skipped (%s)", exc)
             return []
         self.last_verdicts[session_id] = verdicts
+        if facts:
+            await self.vectors()  # a fact is kept once the vector store is up: never dropped meanwhile
         stored = []
         for fact in facts:
             fid = await self.semantic.add(fact, session_id=session_id)
@@ -217,8 +283,8 @@ class PersistentMemory:
     # -- procedural ---------------------------------------------------------------------------------
     async def tool_hints(self, task: str, *, min_relevance: float = 0.6) -> list[ToolPattern]:
         """Tool sequences of near-duplicate tasks (``procedural_min_relevance`` is a floor), names only."""
-        if not self.settings.procedural_memory_enabled:
-            return []
+        if not self.settings.procedural_memory_enabled or not self.vectors_ready:
+            return []  # a planner hint, not the user's memory: skipped while the vector store starts
         try:
             floor = max(min_relevance, self.settings.procedural_min_relevance)
             found = await self.procedural.hints(task, min_relevance=floor)
@@ -246,6 +312,7 @@ class PersistentMemory:
         """Like :meth:`record_tool_pattern`, and says whether (and why not) it learned."""
         if not self.settings.procedural_memory_enabled:
             return LearnDecision(False, "procedural memory is off")
+        await self.vectors()
         return await self.procedural.record(
             task, tools, steps, success=success, hinted=hinted, steered=steered
         )
@@ -255,6 +322,8 @@ class PersistentMemory:
         self, query: str, types: list[MemoryType] | None = None, limit: int = 10
     ) -> list[MemoryHit]:
         wanted = set(types or ("semantic", "procedural", "episodic"))
+        if wanted & {"semantic", "procedural"}:
+            await self.vectors()
         hits: list[MemoryHit] = []
         if "semantic" in wanted:
             for f in await self.semantic.related(query, limit=limit):
@@ -295,6 +364,8 @@ class PersistentMemory:
 
     async def forget(self, memory_id: str) -> bool:
         """Delete one fact (``fact-…``) or tool sequence (``proc-…``); ``turn-<n>`` deletes one turn."""
+        if memory_id.startswith(("fact-", "proc-")):
+            await self.vectors()
         if memory_id.startswith("fact-"):
             return await self.semantic.delete(memory_id)
         if memory_id.startswith("proc-"):
@@ -310,6 +381,8 @@ class PersistentMemory:
         per vector collection (forgetting them one by one rebuilds the collection once per id)."""
         facts = [i for i in memory_ids if i.startswith("fact-")]
         tasks = [i for i in memory_ids if i.startswith("proc-")]
+        if facts or tasks:
+            await self.vectors()
         gone = await self.semantic.delete_many(facts) if facts else []
         gone += await self.procedural.delete_many(tasks) if tasks else []
         for memory_id in dict.fromkeys(memory_ids):
@@ -323,6 +396,7 @@ class PersistentMemory:
         Collections Cortex made for other embedding models go too.
         """
         await self.wait_idle()
+        await self.vectors()
         await asyncio.to_thread(self.episodic.reset)
         await self.semantic.index.clear()
         await self.procedural.index.clear()

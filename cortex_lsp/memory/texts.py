@@ -72,6 +72,11 @@ class FactTexts:
                 found += self.db.read(sql + f" WHERE id IN ({_marks(len(part))})", part)
         return {r[0]: FactText(str(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in found}
 
+    async def count(self) -> int:
+        """How many facts are stored (SQLite alone: answers while the vector store still starts)."""
+        rows = await asyncio.to_thread(self.db.read, "SELECT count(*) FROM facts")
+        return int(rows[0][0])
+
     async def delete(self, fid: str) -> bool:
         return bool(await self.delete_many([fid]))
 

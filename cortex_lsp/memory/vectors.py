@@ -61,13 +61,32 @@ class VectorIndex:
         self.metadata = metadata
         #: a small collection (facts, tasks) gets the denser HNSW graph (chroma.SMALL_HNSW)
         self.small = small
-        self.collection: Any = open_collection(client, name, small=small)
+        #: opened on first use (in a worker thread: the vector process may still be starting)
+        self._collection: Any = None
+        self._batch = 0
         #: (ids, unit vectors) of a small collection for the exact search; None until read or after a write
         self._exact: tuple[list[str], Any] | None = None
-        try:
-            self.batch = max(1, min(BATCH, int(client.get_max_batch_size())))
-        except Exception:  # a client without the call (or a server that does not answer it): the old size
-            self.batch = 1000
+
+    @property
+    def collection(self) -> Any:
+        """The Chroma collection, opened on first use (blocks until the vector process answers)."""
+        if self._collection is None:
+            self._collection = open_collection(self.client, self.name, small=self.small)
+        return self._collection
+
+    @collection.setter
+    def collection(self, value: Any) -> None:
+        self._collection = value
+
+    @property
+    def batch(self) -> int:
+        """Records per upsert/delete call: :data:`BATCH`, or less when the client allows less."""
+        if not self._batch:
+            try:
+                self._batch = max(1, min(BATCH, int(self.client.get_max_batch_size())))
+            except Exception:  # a client without the call (or a server that does not answer it): the old size
+                self._batch = 1000
+        return self._batch
 
     async def upsert(
         self, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]] | None = None
@@ -151,23 +170,26 @@ class VectorIndex:
 
     async def ids(self) -> list[str]:
         async with self.lock:
-            return list((await asyncio.to_thread(self.collection.get, include=[]))["ids"])
+            return list((await asyncio.to_thread(lambda: self.collection.get(include=[])))["ids"])
 
     async def count(self) -> int:
         async with self.lock:
-            return int(await asyncio.to_thread(self.collection.count))
+            return int(await asyncio.to_thread(lambda: self.collection.count()))
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Chroma's own delete (the record stays in its files): for replacing a record, not for erasing."""
         if not ids:
             return
         async with self.lock:
-            if self._exact is not None:
-                gone = set(ids)
-                keep = [k for k, i in enumerate(self._exact[0]) if i not in gone]
-                self._exact = ([self._exact[0][k] for k in keep], self._exact[1][keep])
-            for start in range(0, len(ids), self.batch):
-                await asyncio.to_thread(self.collection.delete, ids=list(ids[start : start + self.batch]))
+            await asyncio.to_thread(self._delete, list(ids))
+
+    def _delete(self, ids: list[str]) -> None:
+        if self._exact is not None:
+            gone = set(ids)
+            keep = [k for k, i in enumerate(self._exact[0]) if i not in gone]
+            self._exact = ([self._exact[0][k] for k in keep], self._exact[1][keep])
+        for start in range(0, len(ids), self.batch):
+            self.collection.delete(ids=ids[start : start + self.batch])
 
     async def erase(self, ids: Sequence[str]) -> None:
         """Make the vectors of ``ids`` gone from every file: rebuild the collection without them."""
@@ -183,10 +205,10 @@ class VectorIndex:
     async def take_legacy_text(self) -> list[LegacyRecord]:
         """Move text an older Cortex stored in Chroma out: returns it, and rebuilds the collection without."""
         async with self.lock:
-            probe = await asyncio.to_thread(self.collection.get, limit=1, include=["documents"])
+            probe = await asyncio.to_thread(lambda: self.collection.get(limit=1, include=["documents"]))
             if not any(d is not None for d in probe.get("documents") or []):
                 return []  # collections are converted whole: one record without text means all are
-            found = await asyncio.to_thread(self.collection.get, include=["documents", "metadatas"])
+            found = await asyncio.to_thread(lambda: self.collection.get(include=["documents", "metadatas"]))
             docs = found.get("documents") or [None] * len(found["ids"])
             metas = found.get("metadatas") or [None] * len(found["ids"])
             records = [

@@ -45,6 +45,8 @@ class ChatChunk:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     done: bool = False
+    #: how many of the server's streamed messages this chunk holds (a reader thread joins what arrived together)
+    pieces: int = 1
 
 
 @dataclass
@@ -122,3 +124,13 @@ async def collect(stream: AsyncIterator[ChatChunk]) -> ChatResult:
             parts.append(chunk.content)
         calls.extend(chunk.tool_calls)
     return ChatResult(content="".join(parts), tool_calls=calls)
+
+
+def plain_http_options(url: str) -> dict[str, Any]:
+    """httpx client options for a model server at ``url``: a plain ``http://`` server gets no TLS set-up
+    (loading the system's certificates costs ~80 ms of CPU in one call that holds the GIL, per client)
+    and no redirects (which could lead to an ``https://`` host its certificates were never loaded for);
+    an ``https://`` server keeps httpx's defaults (certificates verified)."""
+    if url.lower().startswith("http://"):
+        return {"verify": False, "follow_redirects": False}
+    return {}

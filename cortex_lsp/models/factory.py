@@ -9,12 +9,13 @@ embedded default embeds with the packaged all-MiniLM-L6-v2 ONNX model where it i
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import httpx
 
 from cortex_lsp.config import Settings
-from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable
+from cortex_lsp.models.base import ModelClient, ModelError, ModelUnavailable, plain_http_options
 from cortex_lsp.models.limits import StreamLimits
 from cortex_lsp.models.local_server import INSTALL_ADVICE, local_problem, start_embedded
 from cortex_lsp.models.ollama_client import OllamaClient
@@ -48,7 +49,7 @@ def stream_limits(settings: Settings) -> StreamLimits:
 async def ollama_answers(base_url: str, within: float = OLLAMA_PROBE_SECONDS) -> bool:
     """Whether Ollama's ``/api/version`` answers 200 within ``within`` seconds."""
     try:
-        async with httpx.AsyncClient(timeout=within) as probe:
+        async with httpx.AsyncClient(timeout=within, **plain_http_options(base_url)) as probe:
             response = await probe.get(f"{base_url.rstrip('/')}/api/version")
         return response.status_code == 200
     except httpx.HTTPError:
@@ -71,14 +72,16 @@ async def create_model_client(settings: Settings) -> tuple[ModelClient, BackendI
 
     Raises :class:`ModelUnavailable` (with advice) when ``auto`` finds neither.
     """
+    # a client is built in a worker thread: its HTTP client loads the TLS certificates (tens of ms)
     if settings.model_backend == "ollama":
-        return _ollama(settings)
+        return await asyncio.to_thread(_ollama, settings)
     if settings.model_backend == "openai":
-        client = OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
-                              timeout=settings.ollama_timeout_seconds, limits=stream_limits(settings))
+        client = await asyncio.to_thread(
+            lambda: OpenAIClient(settings.openai_base_url, api_key=settings.openai_api_key,
+                                 timeout=settings.ollama_timeout_seconds, limits=stream_limits(settings)))
         return client, BackendInfo(backend="openai", base_url=settings.openai_base_url)
     if await ollama_answers(settings.ollama_base_url):
-        client_info = _ollama(settings)
+        client_info = await asyncio.to_thread(_ollama, settings)
         return client_info[0], BackendInfo(backend="ollama", base_url=settings.ollama_base_url,
                                            detail="auto: Ollama answered")
     problem = local_problem(settings.local_model_path)

@@ -16,7 +16,7 @@ Leaving the stream early closes the HTTP response, so the rest is never read.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 from cortex_lsp.models.base import ChatChunk, ModelError, ToolCall
@@ -56,33 +56,66 @@ def _size(count: int) -> str:
     return f"{count // (1024 * 1024)} MB" if count % (1024 * 1024) == 0 else f"{count // 1024} KB"
 
 
-async def bounded_lines(chunks: AsyncIterator[bytes], limit: int, what: str) -> AsyncIterator[str]:
-    """The lines of a byte stream, each at most ``limit`` bytes: a longer one raises :class:`ReplyTooLarge`
-    before it is held whole (the buffer never exceeds ``limit`` plus one network read)."""
-    buffer = bytearray()
-    async for data in chunks:
+class LineSplitter:
+    """Splits a byte stream into lines of at most ``limit`` bytes: a longer one raises
+    :class:`ReplyTooLarge` before it is held whole (the buffer never exceeds ``limit`` plus one read)."""
+
+    __slots__ = ("buffer", "limit", "what")
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.buffer = bytearray()
+        self.limit = limit
+        self.what = what
+
+    def _too_large(self) -> ReplyTooLarge:
+        return ReplyTooLarge(f"The {self.what} sent a single message over {_size(self.limit)}; Cortex stopped "
+                             "reading it.", "The model's reply was cut; ask for something shorter.")
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines ``data`` completes (a partial last line is kept for the next read)."""
+        buffer = self.buffer
         start = len(buffer)
         buffer += data
         cut = buffer.find(b"\n", start)
         if cut < 0:
-            if len(buffer) > limit:
-                raise ReplyTooLarge(f"The {what} sent a single message over {_size(limit)}; Cortex stopped "
-                                    "reading it.", "The model's reply was cut; ask for something shorter.")
-            continue
+            if len(buffer) > self.limit:
+                raise self._too_large()
+            return []
+        lines: list[str] = []
         begin = 0
         while cut >= 0:
-            if cut - begin > limit:
-                raise ReplyTooLarge(f"The {what} sent a single message over {_size(limit)}; Cortex stopped "
-                                    "reading it.", "The model's reply was cut; ask for something shorter.")
-            yield buffer[begin:cut].decode("utf-8", errors="replace")
+            if cut - begin > self.limit:
+                raise self._too_large()
+            lines.append(buffer[begin:cut].decode("utf-8", errors="replace"))
             begin = cut + 1
             cut = buffer.find(b"\n", begin)
         del buffer[:begin]
-        if len(buffer) > limit:
-            raise ReplyTooLarge(f"The {what} sent a single message over {_size(limit)}; Cortex stopped "
-                                "reading it.", "The model's reply was cut; ask for something shorter.")
-    if buffer:
-        yield buffer.decode("utf-8", errors="replace")
+        if len(buffer) > self.limit:
+            raise self._too_large()
+        return lines
+
+    def finish(self) -> str | None:
+        """The last line, if the stream did not end with a newline."""
+        return self.buffer.decode("utf-8", errors="replace") if self.buffer else None
+
+
+async def bounded_lines(chunks: AsyncIterator[bytes], limit: int, what: str) -> AsyncIterator[str]:
+    """The lines of a byte stream, each at most ``limit`` bytes (:class:`LineSplitter`)."""
+    splitter = LineSplitter(limit, what)
+    async for data in chunks:
+        for line in splitter.feed(data):
+            yield line
+    if (last := splitter.finish()) is not None:
+        yield last
+
+
+def bounded_lines_sync(chunks: Iterator[bytes], limit: int, what: str) -> Iterator[str]:
+    """:func:`bounded_lines` for a blocking byte stream (a reader thread)."""
+    splitter = LineSplitter(limit, what)
+    for data in chunks:
+        yield from splitter.feed(data)
+    if (last := splitter.finish()) is not None:
+        yield last
 
 
 async def bounded_body(chunks: AsyncIterator[bytes], limit: int, what: str) -> bytes:
@@ -91,9 +124,23 @@ async def bounded_body(chunks: AsyncIterator[bytes], limit: int, what: str) -> b
     async for data in chunks:
         body += data
         if len(body) > limit:
-            raise ReplyTooLarge(f"The {what} sent a reply over {_size(limit)}; Cortex stopped reading it.",
-                                "Ask for something shorter.")
+            raise _body_too_large(limit, what)
     return bytes(body)
+
+
+def bounded_body_sync(chunks: Iterator[bytes], limit: int, what: str) -> bytes:
+    """:func:`bounded_body` for a blocking byte stream."""
+    body = bytearray()
+    for data in chunks:
+        body += data
+        if len(body) > limit:
+            raise _body_too_large(limit, what)
+    return bytes(body)
+
+
+def _body_too_large(limit: int, what: str) -> ReplyTooLarge:
+    return ReplyTooLarge(f"The {what} sent a reply over {_size(limit)}; Cortex stopped reading it.",
+                         "Ask for something shorter.")
 
 
 class ReplyBudget:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import httpx
 
-from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelUnavailable, ToolSpec
+from cortex_lsp.models.base import ChatChunk, ChatOptions, Message, ModelUnavailable, ToolSpec, plain_http_options
 from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder
 from cortex_lsp.models.openai_client import OpenAIClient, chatml_wire
 
@@ -282,7 +282,7 @@ class LocalModelServer:
                 start_new_session=True,
             )
         deadline = began + self.config.start_timeout
-        async with httpx.AsyncClient(timeout=2.0) as probe:
+        async with httpx.AsyncClient(timeout=2.0, **plain_http_options(self.base_url)) as probe:
             while True:
                 if self._process.returncode is not None:
                     raise ModelUnavailable(

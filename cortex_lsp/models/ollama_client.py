@@ -1,10 +1,11 @@
-"""The Ollama backend, on the official ``ollama`` async client (one client per server, reused)."""
+"""The Ollama backend, on the official ``ollama`` client's HTTP connection (one client per server, reused;
+every call in a worker thread)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
@@ -20,11 +21,17 @@ from cortex_lsp.models.base import (
     ModelUnavailable,
     ToolCall,
     ToolSpec,
+    plain_http_options,
 )
-from cortex_lsp.models.limits import ReplyBudget, StreamLimits, bounded_body, bounded_lines
+from cortex_lsp.models.limits import ReplyBudget, StreamLimits, bounded_body_sync, bounded_lines_sync
+from cortex_lsp.models.stream_thread import ThreadStream
 
-STREAM_BREATHE_SECONDS = 0.004
 ERROR_BODY_BYTES = 64 * 1024  # the most of an error reply read (its message is shown cut to 300 characters)
+
+
+def ollama_host(base_url: str) -> str:
+    """The URL ollama's client makes of ``base_url`` (no scheme means ``http://``)."""
+    return base_url if "://" in base_url else "http://" + base_url
 
 
 def _unavailable(base_url: str) -> ModelUnavailable:
@@ -110,7 +117,12 @@ class OllamaClient:
         self.limits = limits or StreamLimits()
         self._num_ctx = num_ctx
         self._keep_alive = keep_alive
-        self._client = ollama.AsyncClient(host=base_url, timeout=httpx.Timeout(timeout, connect=5.0))
+        # One blocking client, used from worker threads only (a reply is read in a thread of its own,
+        # models/stream_thread.py; every other call runs in asyncio.to_thread): the event loop never
+        # parses a byte of a model's reply. ollama's own client for its host rules and headers.
+        self._client = ollama.Client(host=base_url, timeout=httpx.Timeout(timeout, connect=5.0),
+                                     **plain_http_options(ollama_host(base_url)))
+        self._http: httpx.Client = self._client._client
         self._no_tools: set[str] = set()
 
     def _options(self, options: ChatOptions | None) -> dict[str, Any]:
@@ -137,7 +149,6 @@ class OllamaClient:
     ) -> AsyncIterator[ChatChunk]:
         wire_tools = [_tool_wire(t) for t in tools] if tools and model not in self._no_tools else None
         wire_messages = [_to_wire(m) for m in messages]
-        limits = self.limits
         for attempt in range(2):
             started = False
             body: dict[str, Any] = {"model": model, "messages": wire_messages, "stream": True}
@@ -150,39 +161,12 @@ class OllamaClient:
             if self._keep_alive is not None:
                 body["keep_alive"] = self._keep_alive
             try:
-                # Read straight off the connection (not through ollama's pydantic models): every line is
-                # bounded as it arrives (models/limits.py), and a reply past its bound closes the response.
-                async with self._client._client.stream("POST", "/api/chat", json=body) as response:
-                    if response.status_code != 200:
-                        raw = await bounded_body(response.aiter_bytes(), ERROR_BODY_BYTES, "Ollama server")
-                        raise ollama.ResponseError(_error_field(raw), response.status_code)
-                    budget = ReplyBudget(limits)
-                    breathed = time.monotonic()
-                    async for line in bounded_lines(response.aiter_bytes(), limits.max_line_bytes, "Ollama server"):
-                        if not line.strip():
-                            continue
-                        part = _json_object(line)
-                        if err := part.get("error"):
-                            raise ollama.ResponseError(str(err))
-                        started = True
-                        msg = part.get("message") or {}
-                        raw_calls = msg.get("tool_calls")
-                        calls = budget.calls(_calls(raw_calls)) if raw_calls else ()
-                        content = budget.text(msg.get("content") or "")
-                        if budget.cut:
-                            yield ChatChunk(content=content, tool_calls=calls, done=True)
-                            return  # the response is closed unread
-                        done = bool(part.get("done"))
-                        if done and (closing := budget.closing()) is not None:
-                            yield ChatChunk(content=content, tool_calls=calls)
-                            yield ChatChunk(content=closing.content, done=True)
-                            return
-                        yield ChatChunk(content=content, tool_calls=calls, done=done)
-                        # A fast stream delivers hundreds of lines per socket read: give the event loop a
-                        # turn every few ms of work, so a codeAction or a cancel never waits behind them all.
-                        if time.monotonic() - breathed >= STREAM_BREATHE_SECONDS:
-                            await asyncio.sleep(0)
-                            breathed = time.monotonic()
+                # Read in a thread of its own (models/stream_thread.py), straight off the connection (not
+                # through ollama's pydantic models): every line is bounded as it arrives (models/limits.py),
+                # and a reply past its bound closes the response.
+                async for chunk in ThreadStream(functools.partial(self._read_chat, body)).chunks():
+                    started = True
+                    yield chunk
                 return
             except ollama.ResponseError as exc:
                 if wire_tools and not started and attempt == 0 and _is_tool_support_error(exc):
@@ -202,6 +186,39 @@ class OllamaClient:
                 raise ModelError(f"The connection to Ollama failed: {exc.__class__.__name__}.",
                                  "Check that Ollama is healthy (`ollama ps`).") from None
 
+    def _read_chat(self, body: dict[str, Any], stream: ThreadStream) -> None:
+        """One ``/api/chat`` reply, read and parsed in the stream's thread; each line's chunk is put into
+        ``stream`` (models/stream_thread.py). Stops at the answer's bound, or when the loop stops it."""
+        limits = self.limits
+        with self._http.stream("POST", "/api/chat", json=body) as response:
+            stream.opened(response)
+            if response.status_code != 200:
+                raw = bounded_body_sync(response.iter_bytes(), ERROR_BODY_BYTES, "Ollama server")
+                raise ollama.ResponseError(_error_field(raw), response.status_code)
+            budget = ReplyBudget(limits)
+            for line in bounded_lines_sync(response.iter_bytes(), limits.max_line_bytes, "Ollama server"):
+                if stream.stopped:
+                    return
+                if not line.strip():
+                    continue
+                part = _json_object(line)
+                if err := part.get("error"):
+                    raise ollama.ResponseError(str(err))
+                msg = part.get("message") or {}
+                raw_calls = msg.get("tool_calls")
+                calls = budget.calls(_calls(raw_calls)) if raw_calls else ()
+                content = budget.text(msg.get("content") or "")
+                if budget.cut:
+                    stream.put(ChatChunk(content=content, tool_calls=calls, done=True))
+                    return  # the response is closed unread
+                done = bool(part.get("done"))
+                if done and (closing := budget.closing()) is not None:
+                    stream.put(ChatChunk(content=content, tool_calls=calls))
+                    stream.put(ChatChunk(content=closing.content, done=True))
+                    return
+                if content or calls or done:
+                    stream.put(ChatChunk(content=content, tool_calls=calls, done=done))
+
     def _translate(self, exc: ollama.ResponseError, model: str) -> ModelError:
         text = str(exc.error)
         if exc.status_code == 404 or "not found" in text.lower():
@@ -214,18 +231,30 @@ class OllamaClient:
         if not texts:
             return []
         try:
-            result = await self._client.embed(model=model, input=list(texts), keep_alive=self._keep_alive)
+            # in a worker thread: a batch's reply is ~1 MB of JSON numbers, tens of ms to parse
+            return await asyncio.to_thread(self._embed_now, list(texts), model)
         except ollama.ResponseError as exc:
             raise self._translate(exc, model) from None
         except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
             raise _unavailable(self.base_url) from None
         except httpx.HTTPError as exc:
             raise ModelError(f"Embedding failed: {exc.__class__.__name__}.") from None
-        return [list(map(float, v)) for v in result.embeddings]
+
+    def _embed_now(self, texts: list[str], model: str) -> list[list[float]]:
+        body: dict[str, Any] = {"model": model, "input": texts}
+        if self._keep_alive is not None:
+            body["keep_alive"] = self._keep_alive
+        response = self._http.post("/api/embed", json=body)
+        if response.status_code != 200:
+            raise ollama.ResponseError(_error_field(response.content[:ERROR_BODY_BYTES]), response.status_code)
+        vectors = _json_object(response.text).get("embeddings")
+        if not isinstance(vectors, list):
+            raise ModelError("The Ollama server sent an embedding reply without embeddings.")
+        return [list(map(float, v)) for v in vectors]
 
     async def list_models(self) -> list[str]:
         try:
-            result = await self._client.list()
+            result = await asyncio.to_thread(self._client.list)
         except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
             raise _unavailable(self.base_url) from None
         except ollama.ResponseError as exc:
@@ -236,16 +265,19 @@ class OllamaClient:
 
     async def version(self) -> str:
         try:
-            response = await self._client._client.get("/api/version", timeout=5.0)
-            response.raise_for_status()
-            return str(response.json().get("version", "unknown"))
+            def ask() -> str:
+                response = self._http.get("/api/version", timeout=5.0)
+                response.raise_for_status()
+                return str(response.json().get("version", "unknown"))
+
+            return await asyncio.to_thread(ask)
         except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError):
             raise _unavailable(self.base_url) from None
         except (httpx.HTTPError, ValueError) as exc:
             raise ModelError(f"Ollama's version check failed: {exc.__class__.__name__}.") from None
 
     async def aclose(self) -> None:
-        await self._client.close()
+        self._client.close()
 
 
 def model_present(wanted: str, installed: Sequence[str]) -> bool:

@@ -30,6 +30,7 @@ from cortex_lsp.models.base import (
     ModelUnavailable,
     ToolCall,
     ToolSpec,
+    plain_http_options,
 )
 from cortex_lsp.models.limits import ReplyBudget, ReplyTooLarge, StreamLimits, bounded_body, bounded_lines
 
@@ -224,7 +225,8 @@ class OpenAIClient:
         self._unavailable_advice = unavailable_advice
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(base_url=self.base_url + "/", headers=headers,
-                                         timeout=httpx.Timeout(timeout, connect=5.0))
+                                         timeout=httpx.Timeout(timeout, connect=5.0),
+                                         **plain_http_options(self.base_url))
         self._no_tools: set[str] = set()
         self._no_format: set[str] = set()
         self._stream_tools = stream_tools

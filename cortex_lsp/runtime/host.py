@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,10 +30,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortex.host")
 
-#: what a first request imports (the kernel and its tools, the memory store, Chroma), warmed off the loop
+#: what a first request imports (the kernel and its tools, the memory store), warmed off the loop; Chroma
+#: runs in the vector process (memory/vector_process.py)
 WARM_MODULES = ("cortex_lsp.config", "cortex_lsp.models.factory", "cortex_lsp.agent.kernel", "cortex_lsp.agent.deps",
                 "cortex_lsp.tools.builtin", "cortex_lsp.tools.python_exec", "cortex_lsp.tools.web_fetch",
-                "cortex_lsp.tools.doc_search", "cortex_lsp.memory.store", "chromadb")
+                "cortex_lsp.tools.doc_search", "cortex_lsp.memory.store", "numpy")
 
 
 def _import_all(names: tuple[str, ...]) -> None:
@@ -153,6 +155,9 @@ class KernelHost:
             if self.settings.model_profile != "full" and (classifier := self.meaning()) is not None:
                 await classifier.warm()  # the route weights and the encoder, while the model starts
             await (await self.model()).version()
+            start_vectors = getattr(memory, "start_vectors", None)
+            if start_vectors is not None:  # last: the vector process imports Chroma (seconds of CPU)
+                start_vectors()
         except Exception as exc:
             log.info("warm-up stopped: %s", exc)
 
@@ -165,4 +170,8 @@ class KernelHost:
         async with self._memory_lock:
             if self._memory is not None:
                 await self._memory.aclose()
+        if "cortex_lsp.memory.chroma" in sys.modules:  # the vector process, if one was started
+            from cortex_lsp.memory.chroma import close_vector_process
+
+            await asyncio.to_thread(close_vector_process)
         await self.models.aclose()

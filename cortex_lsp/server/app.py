@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # settings (pydantic, YAML) and memory are imported after `in
     from cortex_lsp.config import LoadedSettings, Settings
     from cortex_lsp.memory.api import Memory, SessionInfo
     from cortex_lsp.models.base import ModelClient
+    from cortex_lsp.server.warmup import Imports
 
 log = logging.getLogger("cortex.server")
 
@@ -125,6 +127,8 @@ class CortexServer(LanguageServer):
         self._settings_shown: str | None = None
         self._services: dict[str, Any] = {}
         self._roots_refused_shown: set[Path] = set()
+        #: the background import started by ``initialized`` (server/warmup.py); None before it
+        self.imports: Imports | None = None
 
     # -- transport -------------------------------------------------------------------------------
     def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -215,7 +219,19 @@ class CortexServer(LanguageServer):
         return extra
 
     # -- shared clients --------------------------------------------------------------------------
+    async def modules_ready(self) -> None:
+        """Wait while the background import (server/warmup.py) runs: whatever it imports is never
+        imported on the loop thread at the same time. Returns at once without one (no ``initialized``)."""
+        if self.imports is not None:
+            await asyncio.wait({self.imports.commands})
+
+    async def settings_module_ready(self) -> None:
+        """Wait until the background import has the settings module (pydantic, YAML)."""
+        if self.imports is not None:
+            await asyncio.wait({self.imports.settings})
+
     async def model(self) -> ModelClient:
+        await self.modules_ready()
         # a run started just after the editor changed a setting uses the new one (the pull has its own
         # 5 s time-out, so this never waits longer)
         await self.settings_current.wait()
@@ -238,6 +254,7 @@ class CortexServer(LanguageServer):
             return self._model
 
     async def memory(self) -> Memory:
+        await self.modules_ready()
         async with self._memory_lock:
             if self._memory is not None:
                 return self._memory
@@ -297,6 +314,10 @@ class CortexServer(LanguageServer):
         async with self._memory_lock:  # a store the warm-up is still opening is closed once it is open
             if self._memory is not None:
                 await self._memory.aclose()
+        if "cortex_lsp.memory.chroma" in sys.modules:  # the vector process, if this server started one
+            from cortex_lsp.memory.chroma import close_vector_process
+
+            await asyncio.to_thread(close_vector_process)
         if self._model is not None:
             await self._model.aclose()
         from cortex_lsp.runtime.models import close_retired

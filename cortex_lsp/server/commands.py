@@ -121,8 +121,9 @@ async def agent_deps(ls: CortexServer) -> AgentDeps:
 
     model = await ls.model()
     memory = await ls.memory()
+    tools = await services.tool_registry_off_loop(ls, memory)
     return AgentDeps(settings=ls.settings, model=telemetry.traced_model(model), memory=telemetry.traced_memory(memory),
-                     tools=services.tool_registry(ls, memory), workspace=LspWorkspace(ls), edits=ls.edits,
+                     tools=tools, workspace=LspWorkspace(ls), edits=ls.edits,
                      meaning=services.meaning_classifier(ls))
 
 
@@ -143,15 +144,10 @@ async def _run_agent(ls: CortexServer, msg_id: Any, title: str, request: AgentRe
 
 
 async def _imports_settled(ls: CortexServer) -> None:
-    """Before a command's first import of the argument models (pydantic) on the loop thread: wait while a
-    background import holds the memory and model locks (settings after ``initialize``, the warm-up), so
-    two threads never import the same packages at once (server/warmup.py says why). One lock at a time,
-    never holding one while waiting for the other (``ls.memory()`` takes memory, then model)."""
+    """Before a command's first import of the argument models (pydantic) on the loop thread: wait while the
+    background import runs (server/warmup.py), so two threads never import the same packages at once."""
     if ARGUMENTS_MODULE not in sys.modules:
-        async with ls._memory_lock:
-            pass
-        async with ls._model_lock:
-            pass
+        await ls.modules_ready()
 
 
 Prepared = tuple[AgentRequest, list[str], bool]

@@ -44,6 +44,7 @@ def register(server: CortexServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: CortexServer, params: types.InitializedParams) -> None:
+        warmup.start_imports(ls)  # first: nothing imports the agent on the loop thread meanwhile
         ls.mirror_logs()
         await startup.load_settings(ls)  # pydantic and YAML imported off the loop, after initialize
         if supports_configuration(ls.client_capabilities):

@@ -50,8 +50,26 @@ def meaning_classifier(ls: CortexServer) -> MeaningClassifier | None:
     return slot.classifier  # type: ignore[no-any-return]
 
 
+def _registry_key(ls: CortexServer, memory: object | None) -> tuple[object, ...]:
+    return ("registry", id(ls.settings), tuple(ls.roots), id(memory))
+
+
+async def tool_registry_off_loop(ls: CortexServer, memory: object | None = None) -> ToolRegistry:
+    """:func:`tool_registry`, built in a worker thread when it is not built yet (building it imports the
+    tools and checks their schemas: tens of ms)."""
+    key = _registry_key(ls, memory)
+    cached = ls.service("registry")
+    if cached is not None and cached[0] == key:
+        return cached[1]  # type: ignore[no-any-return]
+    building = ls.service("registry_building")  # the warm-up and a first ask build it once, not twice
+    if building is None or building[0] != key:
+        building = (key, asyncio.ensure_future(asyncio.to_thread(tool_registry, ls, memory)))
+        ls.set_service("registry_building", building)
+    return await asyncio.shield(building[1])  # type: ignore[no-any-return]
+
+
 def tool_registry(ls: CortexServer, memory: object | None = None) -> ToolRegistry:
-    key = ("registry", id(ls.settings), tuple(ls.roots), id(memory))
+    key = _registry_key(ls, memory)
     cached = ls.service("registry")
     if cached is not None and cached[0] == key:
         return cached[1]  # type: ignore[no-any-return]

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.io_ import StdoutWriter
 
 from cortex_lsp.server.nesting import MAX_DEPTH, strip_strings, too_deep
+from cortex_lsp.server.writer import ThreadedWriter
 
 if TYPE_CHECKING:
     from pygls.protocol import JsonRPCProtocol
@@ -363,7 +363,8 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: Bi
     ``exit_grace`` seconds after the connection does (:func:`_arm_exit_watchdog`). Returns the exit
     code: 0 after a ``shutdown``, 1 without one."""
     server._stop_event = stop = threading.Event()
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    writer = ThreadedWriter(stdout or sys.stdout.buffer)  # a write never blocks the loop (server/writer.py)
+    server.protocol.set_writer(writer)
 
     async def serve() -> None:
         try:
@@ -380,4 +381,5 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: Bi
         pass
     finally:
         server.shutdown()
+        writer.drain(SHUT_DOWN_GRACE_SECONDS)  # the last answers (shutdown's among them) go out first
     return 0 if getattr(server.protocol, "_shutdown", False) else 1  # LSP: exit without shutdown is 1

@@ -1,12 +1,23 @@
 """Warm start without a slow start: after ``initialized``, get ready for the first ask in the background.
 
 The first ask used to pay for everything the second one finds ready: importing the agent (kernel, tools,
-jsonschema, guards), opening the memory store (SQLite, and importing and opening Chroma: seconds on a
-busy machine) and the model client's first connection. :func:`start` schedules that work as one
-background task the moment the editor says ``initialized``, so ``initialize`` is never delayed, and
-every blocking part runs in a worker thread (imports too), so the event loop keeps answering code
-actions while it happens. A failure here costs nothing: the step is skipped and the first ask does it
-itself, as it would have without a warm-up (and shows the error then, where the user is looking).
+jsonschema, guards), opening the memory store and the model client's first connection. Two background
+steps take that off it, and off the event loop:
+
+* :func:`start_imports`, the first thing ``initialized`` does: one worker thread imports the settings
+  module and then everything a first command needs (:data:`MODULES`). Nothing imports those packages on
+  the loop thread meanwhile: the settings load, the commands, ``ls.model()`` and ``ls.memory()`` wait for
+  it (``CortexServer.modules_ready``). Two threads importing the same packages at once is a hazard of its
+  own (a package with import cycles can hand one of them a partially initialised module: a spurious
+  ImportError, e.g. "llama_cpp not installed").
+* :func:`start` (after the settings are loaded): the model client and its connection, the memory store
+  (its turn log; the vector store comes up in a process of its own, :mod:`cortex_lsp.memory.vector_process`),
+  the tool registry, and the request classifier when the model may be a small one. A first ask that
+  arrives meanwhile does whichever of these it needs itself (each is made once, under its lock), every
+  blocking part in a worker thread.
+
+A failure here costs nothing: the step is skipped and the first ask does it itself, as it would have
+without a warm-up (and shows the error then, where the user is looking).
 
 When it is done, :func:`gc.freeze` moves everything still alive (modules, settings, the store) out
 of the collector's generations, so later collections (during a run) no longer traverse it.
@@ -21,7 +32,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cortex_lsp.server.app import CortexServer
@@ -29,23 +40,39 @@ if TYPE_CHECKING:
 log = logging.getLogger("cortex.warmup")
 
 SERVICE = "warmup"
+SETTINGS_MODULE = "cortex_lsp.config"
 
-#: what the first command imports (its argument models, the agent kernel and its dependencies, tools, memory
-#: store, Chroma); none of it is imported before ``initialize`` is answered (tests/server/test_server_startup.py)
+#: what the first command imports (its argument models, the model client, the agent kernel and its
+#: dependencies, tools, memory store), in the order a first ask needs them; none of it is imported
+#: before ``initialize`` is answered (tests/server/test_server_startup.py). Chroma is not among them: it
+#: runs in the vector process.
 MODULES: tuple[str, ...] = (
-    "cortex_lsp.config",
     "cortex_lsp.server.arguments",
     "cortex_lsp.models.factory",
+    "concurrent.futures.thread",  # what the first asyncio.to_thread would otherwise import on the loop
     "cortex_lsp.agent.kernel",
     "cortex_lsp.agent.deps",
     "cortex_lsp.server.services",
+    "cortex_lsp.memory.store",
     "cortex_lsp.tools.builtin",
     "cortex_lsp.tools.python_exec",
     "cortex_lsp.tools.web_fetch",
     "cortex_lsp.tools.doc_search",
-    "cortex_lsp.memory.store",
-    "chromadb",
+    "cortex_lsp.tools.sandbox.pool",
+    "platformdirs",
 )
+#: imported after those, waited for by nobody: a first ask does not need them (numpy: vector searches)
+LATER_MODULES: tuple[str, ...] = ("numpy",)
+
+
+@dataclass
+class Imports:
+    """The background import: ``settings`` resolves once the settings module is in, ``commands`` (the names
+    that could not be imported) once what a first command needs is, ``done`` once everything is."""
+
+    settings: asyncio.Future[None]
+    commands: asyncio.Future[list[str]]
+    done: asyncio.Future[None]
 
 
 @dataclass
@@ -68,30 +95,53 @@ def _import_all(names: Sequence[str]) -> list[str]:
     return missing
 
 
+def start_imports(ls: CortexServer, modules: Sequence[str] = MODULES) -> Imports:
+    """Import the settings module, then ``modules``, in one worker thread (kept on the server)."""
+    loop = asyncio.get_running_loop()
+    settings: asyncio.Future[None] = loop.create_future()
+    commands: asyncio.Future[list[str]] = loop.create_future()
+
+    def settle(future: asyncio.Future[Any], value: Any) -> None:
+        if not future.done():
+            future.set_result(value)
+
+    def work() -> None:
+        missing: list[str] = []
+        try:
+            missing += _import_all([SETTINGS_MODULE])
+            loop.call_soon_threadsafe(settle, settings, None)
+            missing += _import_all(modules)
+        finally:  # (a failure to import is in ``missing``; this is for anything worse)
+            loop.call_soon_threadsafe(settle, settings, None)
+            loop.call_soon_threadsafe(settle, commands, missing)
+        _import_all(LATER_MODULES)
+
+    imports = Imports(settings, commands, asyncio.ensure_future(asyncio.to_thread(work)))
+    ls.imports = imports
+    return imports
+
+
 async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bool = True) -> WarmupReport:
     """Import the agent, connect to the model, open the memory store; never raises."""
     report = WarmupReport()
     started = time.perf_counter()
-
-    # A first command that arrives meanwhile waits at ls.model()/ls.memory() instead of importing the same
-    # modules on the loop thread at the same time (concurrent imports of a package with import cycles can
-    # hand one thread a partially initialised module: a spurious ImportError, e.g. "llama_cpp not installed").
-    # memory, then model: the order ls.memory() takes them in (it opens the store, then asks for the model)
-    async with ls._memory_lock, ls._model_lock:
-        missing = await asyncio.to_thread(_import_all, modules)
+    imports = ls.imports if ls.imports is not None else start_imports(ls, modules)
+    missing = await imports.commands
     if missing:
         report.failed["imports"] = ", ".join(missing)
     else:
         report.done.append("imports")
-    # the request classifier needs no model: its session and route weights load while the model starts
-    meaning = asyncio.ensure_future(_warm_meaning(ls)) if ls.settings.model_profile != "full" else None
 
     model = None
+    meaning = None
     try:
         model = await ls.model()
         report.done.append("model client")
     except Exception as exc:  # e.g. no model server yet: the first ask says so
         report.failed["model client"] = str(exc) or exc.__class__.__name__
+    if _may_be_small(ls, model):
+        # the request classifier needs no model: its session and route weights load while the model starts
+        meaning = asyncio.ensure_future(_warm_meaning(ls))
     if model is not None:
         try:
             await model.version()  # opens the connection the first request will reuse
@@ -105,8 +155,13 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
             from cortex_lsp.server import services
 
             # builds the tools and checks their schemas (~50 ms): nothing in it touches the loop
-            await asyncio.to_thread(services.tool_registry, ls, memory)
+            await services.tool_registry_off_loop(ls, memory)
             report.done.append("tools")
+            # last: the vector process imports Chroma (seconds of CPU), which a first ask does not need
+            start_vectors = getattr(memory, "start_vectors", None)
+            if start_vectors is not None:
+                start_vectors()
+                report.done.append("vector store started")
         except Exception as exc:
             report.failed["memory"] = str(exc) or exc.__class__.__name__
     if meaning is not None:
@@ -122,6 +177,18 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
     log.info("warm-up done in %.2f s: %s%s", report.seconds, ", ".join(report.done) or "nothing",
              "".join(f"; {k} skipped ({v})" for k, v in report.failed.items()))
     return report
+
+
+def _may_be_small(ls: CortexServer, model: object | None) -> bool:
+    """Whether the model in use may get the small profile (whose router reads the request classifier):
+    not when the setting, or the model's name, says it is full-sized."""
+    from cortex_lsp.agent.profile import known_profile
+
+    info = ls.backend_info  # as the run will read them (runtime/runner.py, agent/kernel.py)
+    backend = str(getattr(info, "backend", None) or getattr(model, "backend", "") or "")
+    name = getattr(info, "chat_model", None) or ls.settings.ollama_model
+    known = known_profile(ls.settings, backend=backend, name=name)
+    return known is None or known.small
 
 
 async def _warm_meaning(ls: CortexServer) -> None:

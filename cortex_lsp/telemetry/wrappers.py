@@ -59,7 +59,7 @@ class TracedModel:
                     if first is None and (chunk.content or chunk.tool_calls):
                         first = time.monotonic() - started
                     if chunk.content:
-                        tokens += 1
+                        tokens += chunk.pieces
                         if sum(map(len, parts)) < MAX_CONTENT_CHARS:
                             parts.append(chunk.content)
                     calls += len(chunk.tool_calls)

@@ -1,7 +1,8 @@
 """The answer's tokens through a token sink: every piece, in order, and no event object per token.
 
-The model is the scripted server over HTTP through the real ``ollama`` client; the host side is a
-counting sink (what the LSP's ``RunStream`` is: callable for events, ``write_token`` for text).
+The model is the scripted server over HTTP through the real Ollama client (its reply read in a thread of its
+own, which joins the lines that arrived together); the host side is a counting sink (what the LSP's
+``RunStream`` is: callable for events, ``write_token`` for text).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ async def test_a_huge_answer_reaches_the_sink_complete_in_order_with_no_event_pe
     assert isinstance(sink, TokenSink)
     assert answer == text
     assert "".join(sink.pieces) == text, "every piece, in order"
-    assert len(sink.pieces) >= HUGE, "the scripted server streams one token per line"
+    # the scripted server streams one token per line; the reader thread hands over what arrived together
+    assert 1 <= len(sink.pieces) <= HUGE
     assert sink.events == [], "no AgentEvent (and no dict) was built for a token"
     assert sink.flushes == [len(sink.pieces)], "one flush, when the answer was complete"
     assert "".join(record.answer_parts) == text

@@ -30,6 +30,7 @@ async def test_a_search_is_one_thread_hop(memory: PersistentMemory, tmp_path: Pa
     root.mkdir()
     (root / "zebra.py").write_text(MINE)
     await memory.doc_index.index_workspace([root])
+    await memory.embedder.embed_one("measure_zebra")  # the query's embedding is the model client's own hop
     hops: list[str] = []
     real = asyncio.to_thread
 
