@@ -4,6 +4,7 @@ left out, unchanged documents not read again), and the document section nearest 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,7 @@ def test_section_vectors_are_cached_for_every_server(tmp_path: Path, embedder: O
         name = embedder.name
         texts = 0
 
-        def embed_sync(self, texts: list[str]) -> list[list[float]]:
+        def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
             Counting.texts += len(texts)
             return embedder.embed_sync(texts)
 

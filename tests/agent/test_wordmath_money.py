@@ -12,7 +12,7 @@ from cortex_lsp.tools.calculator import evaluate
 def value_of(words: str) -> float:
     expression = arithmetic_from_words(words)
     assert expression is not None, words
-    return float(evaluate(expression))
+    return float(evaluate(expression).real)
 
 
 @pytest.mark.parametrize(("words", "value"), [
