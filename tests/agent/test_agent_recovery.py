@@ -113,3 +113,34 @@ async def test_sandbox_refusing_the_users_code_ends_the_run(py_agent: AgentHarne
     assert result.stop_reason in ("answered", "refused")
     assert "sandbox" in result.answer.lower()
     assert len([c for c in result.tool_calls if c.tool == "python_exec"]) <= 1
+
+
+async def test_the_refusal_reply_is_worked_out_off_the_event_loop(py_agent: AgentHarness) -> None:
+    """The reply for code the sandbox refused reads the folder modules the code imports (and scans its
+    text): it runs in a worker thread, never on the event loop. A profile hook on the loop's own thread
+    records every call of cannot_run_reply made there."""
+    import sys
+    import threading
+
+    from cortex_lsp.agent import runnability
+
+    agent = py_agent
+    (agent.root / "helper.py").write_text("X = 1\n")
+    code = "import helper\nprint(open('/etc/passwd').read())"  # runnable by the check, refused when run
+    agent.model.on(plan_reply("tools", ["Run it with python_exec"], ["python_exec"]), contains=ROLE_PLANNER)
+    agent.model.on(Reply(tool_calls=[call("python_exec", code=code)]), contains=ROLE_EXECUTOR, times=None)
+    on_loop: list[str] = []
+    target = runnability.cannot_run_reply.__code__
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call" and getattr(frame, "f_code", None) is target:
+            on_loop.append(threading.current_thread().name)
+
+    sys.setprofile(profile)
+    try:
+        result = await agent.run(f"Run this code:\n```python\n{code}\n```")
+    finally:
+        sys.setprofile(None)
+    assert result.stop_reason == "refused", (result.stop_reason, result.answer)
+    assert "sandbox refused to run" in result.answer.lower(), result.answer
+    assert on_loop == [], f"cannot_run_reply ran on the event loop's thread: {on_loop}"

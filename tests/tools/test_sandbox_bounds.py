@@ -193,3 +193,16 @@ def test_the_text_scans_stay_linear() -> None:
     done = subprocess.run([sys.executable, "-c", SCANS], capture_output=True, text=True, env=env, check=False,
                           preexec_fn=lambda: _capped(60), timeout=600)
     assert done.returncode == 0 and "SCANNED" in done.stdout, (done.returncode, done.stderr[-2000:])
+
+
+def test_a_search_nobody_waits_for_stops(tmp_path: Path) -> None:
+    """The pool sets ``stop`` when its run is cancelled (a thread can't be cancelled): the search ends
+    at its next name, with a note."""
+    import threading
+
+    (tmp_path / "utils.py").write_text("X = 1\n")
+    stop = threading.Event()
+    stop.set()
+    found = gather("import utils", [tmp_path], stop)
+    assert found.modules == {} and any("took too long" in n for n in found.notes), found
+    assert sorted(gather("import utils", [tmp_path], threading.Event()).modules) == ["utils"]
