@@ -100,7 +100,7 @@ def test_the_mounts_stay_within_the_bound(many: Path) -> None:
     assert hidden is not None and len(hidden) > TOP_HIDDEN
     args, notes = hiding_binds(str(many), hidden)
     assert args is not None
-    mounts = sum(1 for a in args if a in ("--ro-bind", "--tmpfs", "--symlink"))
+    mounts = sum(1 for a in args if a in ("--ro-bind", "--tmpfs", "--symlink", "--remount-ro"))
     assert mounts <= MAX_HIDING_MOUNTS, mounts
     assert any(n.startswith("node_modules/ in") and "not visible to the sandbox" in n for n in notes), notes
     # with room for every mount, nothing is left out
@@ -134,6 +134,12 @@ for folder, dirs, files in os.walk(root):
                 seen.append(f.read())
         except OSError:
             pass
+    try:
+        with open(os.path.join(folder, "written.txt"), "w") as f:
+            f.write("x")
+        seen.append("WROTE " + folder)
+    except OSError:
+        pass
 for path in (".h0", ".h29999", ".git/config", "src/.env", "link_to_hidden.txt", "node_modules/pkg0/.npmignore",
              "node_modules/pkg0/index.js"):
     try:
@@ -161,4 +167,5 @@ def test_bubblewrap_alone_hides_every_entry_at_any_count(tmp_path: Path, top_hid
     output = done.stdout.decode("utf-8", "replace")
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-800:]
     assert SECRET not in output
+    assert "WROTE" not in output  # the folder and what stands in for its parts are read-only
     assert "VISIBLE-1" in output and "VISIBLE-2" in output, binds.notes

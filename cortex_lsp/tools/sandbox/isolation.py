@@ -181,11 +181,15 @@ class _Folder:
     plain: list[tuple[str, str | None]] = field(default_factory=list)
     count: int = 0  # hidden entries below it, all levels
     cover: int = 0  # mounts to hide them when the folder is bound: one per hidden entry, and below
-    rebuild: int = 0  # mounts to rebuild it instead: a tmpfs, one per visible entry, and below
+    rebuild: int = 0  # mounts to rebuild it instead: a tmpfs (made read-only), one per visible entry, and below
     dropped: bool = False
 
     def cost(self) -> int:
-        return 1 if self.dropped else min(self.cover, self.rebuild)
+        return _EMPTY_COST if self.dropped else min(self.cover, self.rebuild)
+
+
+#: An empty read-only folder in place of one: a tmpfs, then its remount read-only.
+_EMPTY_COST = 2
 
 
 def _mixed_folders(root: str, hidden: Sequence[tuple[str, bool]]) -> dict[str, _Folder]:
@@ -218,20 +222,24 @@ def _costs(folders: dict[str, _Folder]) -> None:
         below = [folders[m] for m in folder.mixed]
         folder.count = len(folder.hidden) + sum(f.count for f in below)
         folder.cover = len(folder.hidden) + sum(f.cost() for f in below)
-        folder.rebuild = 1 + len(folder.plain) + sum(1 + f.cost() for f in below)
+        folder.rebuild = _EMPTY_COST + len(folder.plain) + sum(1 + f.cost() for f in below)
 
 
 def _hiding_args(root: str, folders: dict[str, _Folder]) -> list[str]:
-    """The mounts that bind ``root`` and hide its hidden entries, parents before their children."""
+    """The mounts that bind ``root`` and hide its hidden entries, parents before their children; the
+    tmpfs made for a folder is remounted read-only once everything inside it is in place."""
     args = ["--ro-bind", root, root]
+    made: list[str] = []
     pending = [root]
     while pending:
         folder = folders[pending.pop()]
         if folder.dropped:
             args += ["--tmpfs", folder.path]
+            made.append(folder.path)
             continue
         if folder.rebuild < folder.cover:
             args += ["--tmpfs", folder.path]
+            made.append(folder.path)
             for path, target in folder.plain:
                 args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
             for path in folder.mixed:
@@ -240,6 +248,8 @@ def _hiding_args(root: str, folders: dict[str, _Folder]) -> list[str]:
             for path, is_dir in folder.hidden:
                 args += ["--tmpfs", path] if is_dir else ["--ro-bind", os.devnull, path]
         pending += folder.mixed
+    for path in made:
+        args += ["--remount-ro", path]
     return args
 
 
@@ -249,9 +259,9 @@ def hiding_binds(root: str, hidden: Sequence[tuple[str, bool]], limit: int = MAX
     mounts, and notes; ``None`` when even that can't be done (the folder is then not bound).
 
     Each folder holding a hidden entry is either bound with its hidden entries covered (one mount each)
-    or rebuilt (a tmpfs with each visible entry bound: none of the hidden ones exists there), whichever
-    takes fewer mounts. Past ``limit``, the subfolders that cost the most are left out whole (an empty
-    tmpfs: nothing of them shows, hidden or not), until the rest fits."""
+    or rebuilt (a read-only tmpfs with each visible entry bound: none of the hidden ones exists there),
+    whichever takes fewer mounts. Past ``limit``, the subfolders that cost the most are left out whole
+    (an empty read-only tmpfs: nothing of them shows, hidden or not), until the rest fits."""
     if not hidden:
         return ["--ro-bind", root, root], []
     folders = _mixed_folders(root, hidden)
@@ -259,14 +269,14 @@ def hiding_binds(root: str, hidden: Sequence[tuple[str, bool]], limit: int = MAX
     if 1 + folders[root].cost() > limit:
         excess = 1 + folders[root].cost() - limit
         for folder in sorted((f for f in folders.values() if f.path != root), key=lambda f: -f.cost()):
-            if excess <= 0 or folder.cost() <= 1:
+            if excess <= 0 or folder.cost() <= _EMPTY_COST:
                 break
             parent = os.path.dirname(folder.path)
             while parent != root and not folders[parent].dropped:
                 parent = os.path.dirname(parent)
             if parent != root:
                 continue  # inside a folder already left out
-            excess -= folder.cost() - 1
+            excess -= folder.cost() - _EMPTY_COST
             folder.dropped = True
         _costs(folders)
     if 1 + folders[root].cost() > limit:
