@@ -21,6 +21,7 @@ import pytest_asyncio
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool
+from cortex_lsp.tools.sandbox.hidden import hidden_entries
 from cortex_lsp.tools.sandbox.isolation import (
     MAX_HIDING_MOUNTS,
     args_file,
@@ -30,7 +31,6 @@ from cortex_lsp.tools.sandbox.isolation import (
     root_binds,
     seccomp_pipe,
 )
-from cortex_lsp.tools.sandbox.hidden import hidden_entries
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 SECRET = f"HIDDEN-SECRET-{uuid.uuid4().hex}"

@@ -27,8 +27,8 @@ import ast
 import io
 import keyword
 import re
-import tokenize
 import sys
+import tokenize
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
