@@ -348,7 +348,7 @@ class AgentKernel:
                 break
             if step.calls:
                 messages.extend(executor.step_messages(step))
-                refusal = self._user_code_refused(ctx, step)
+                refusal = await self._user_code_refused(ctx, step)
                 if refusal is not None:
                     executor.stream_text(refusal)
                     return await self._finish(
@@ -397,7 +397,7 @@ class AgentKernel:
         answer = await best_effort_answer(ctx, session, executor, stop)
         return await self._finish(ctx, record, stop, answer, tools_used=session.used(), steered=True)
 
-    def _user_code_refused(self, ctx: RunContext, step: object) -> str | None:
+    async def _user_code_refused(self, ctx: RunContext, step: object) -> str | None:
         """The sandbox refused code the user supplied: end the run with the reason (no retry loop)."""
         from cortex_lsp.agent.executor import StepOutcome
 
@@ -408,7 +408,8 @@ class AgentKernel:
             code = str(call.arguments.get("code", "")).strip()
             user_code = (ctx.code_at_hand or "").strip()
             if code and user_code and (code in user_code or user_code in code):
-                reply = cannot_run_reply(code, list(self.deps.workspace.roots))
+                # off the event loop: it reads the folder modules the code imports
+                reply = await asyncio.to_thread(cannot_run_reply, code, list(self.deps.workspace.roots))
                 return reply or f"The sandbox refused to run your code: {call.result.error}"
         return None
 

@@ -250,7 +250,7 @@ class RoutedRun:
                 calls = found + await self._calls()
         except TimeoutError:
             return await self._cut_off()
-        refused = self._user_code_refused(calls)
+        refused = await self._user_code_refused(calls)
         if refused is not None:
             self.executor.stream_text(refused)
             return RoutedOutcome("refused", refused)
@@ -307,10 +307,13 @@ class RoutedRun:
         self.executor.stream_text(text)
         return text
 
-    def _user_code_refused(self, calls: list[CallOutcome]) -> str | None:
+    async def _user_code_refused(self, calls: list[CallOutcome]) -> str | None:
         for call in calls:
             if call.name == "python_exec" and not call.result.success and call.result.refused:
-                return cannot_run_reply(str(call.arguments.get("code", ""))) or (
+                # off the event loop: it reads the folder modules the code imports (the thread gets a
+                # copy of this context, so the run's folder roots too)
+                reply = await asyncio.to_thread(cannot_run_reply, str(call.arguments.get("code", "")))
+                return reply or (
                     f"The sandbox refused to run the code: {call.result.error}"
                 )
         return None

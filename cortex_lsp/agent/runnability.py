@@ -16,19 +16,22 @@ flask, ..."). A folder module that can't be used (too large, a link out of the f
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortex_lsp.tools.sandbox.folder_modules import gather, parse_module
+from cortex_lsp.tools.sandbox.folder_modules import FolderImports, gather, parse_module
 from cortex_lsp.tools.sandbox.policy import (
     ALLOWED_MODULES,
     MAX_CODE_CHARS,
     SUPER_DUNDERS,
     ImportScope,
+    UnreadableCode,
+    parse_code,
     resolve_relative,
 )
 
@@ -91,8 +94,8 @@ GUI_MODULES = {
     "pyautogui": "pyautogui controls the real mouse and keyboard",
 }
 _UNCHECKED = {"eval": "eval()", "exec": "exec()", "compile": "compile()"}
-_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+#: A fence's opening line: its run of backticks or tildes, then the language word.
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[ \t]*+([\w+.-]*+)")
 _PY_LANGS = {"python", "py", "python3", "py3", "pycon", "ipython"}
 
 
@@ -150,6 +153,8 @@ def _is_super_call(node: ast.expr) -> bool:
 def _scan_tree(tree: ast.AST, findings: _Findings, package: str | None = None) -> None:
     """``package``: a folder module's package (its relative imports resolve against it)."""
     dunders: set[str] = set()
+    # packages with an unavailable submodule (``from X import a`` looks ``X.a`` up only for those)
+    parents = {n.rpartition(".")[0] for n in findings.folder.unavailable} if findings.folder is not None else set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -160,7 +165,7 @@ def _scan_tree(tree: ast.AST, findings: _Findings, package: str | None = None) -
                 findings.reasons.append("it imports from a local package (relative import)")
             elif absolute:
                 _check_module(absolute, findings)
-                for alias in node.names:  # a submodule of a folder package the sandbox can't use
+                for alias in node.names if absolute in parents else ():  # a submodule the sandbox can't use
                     if findings.folder is not None and f"{absolute}.{alias.name}" in findings.folder.unavailable:
                         _check_module(f"{absolute}.{alias.name}", findings)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -184,8 +189,12 @@ def _scan_tree(tree: ast.AST, findings: _Findings, package: str | None = None) -
         findings.reasons.append(f"it uses special (dunder) attributes ({names}), which the sandbox blocks")
 
 
+#: An import line (the text scan of code that does not parse). Only spaces and tabs around the words:
+#: ``^\s*`` with MULTILINE would run over every following blank line from every line start, and back
+#: (quadratic in a run of blank lines); possessive quantifiers never backtrack.
 _IMPORT_LINE = re.compile(
-    r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))", re.MULTILINE
+    r"^[ \t]*+(?:from[ \t]++([\w.]++)[ \t]++import|import[ \t]++([\w.]++(?:[ \t]*+,[ \t]*+[\w.]++)*+))",
+    re.MULTILINE,
 )
 
 
@@ -209,7 +218,10 @@ def _scan_text(code: str, findings: _Findings) -> None:
 def _folder_findings(code: str, roots: Sequence[Path]) -> _Findings:
     """The folder modules ``code`` imports, and the findings of each module's own code, as reasons of
     the snippet ("it imports app (app.py in the folder), which imports flask, ...")."""
-    folder = gather(code, roots)
+    try:
+        folder = gather(code, roots)
+    except (OSError, RuntimeError):  # a file system error past the finder's own: as if the folder had none
+        folder = FolderImports()
     scope = ImportScope(folder=frozenset(n.partition(".")[0] for n in folder.modules),
                         unavailable=folder.unavailable)
     found = _Findings(folder=scope)
@@ -249,7 +261,10 @@ def cannot_run_reply(code: str, roots: Sequence[Path] | None = None) -> str | No
     module_reasons, findings.reasons = findings.reasons, []
     module_input, findings.uses_input = findings.uses_input, False
     try:
-        tree = ast.parse(code)
+        tree = parse_code(code)
+    except UnreadableCode as exc:  # a dotted name past the bound, nesting past the parser's
+        findings.reasons.append(f"it has {exc.msg}" + (f" (line {exc.lineno})" if exc.lineno else "")
+                                + ", which the sandbox does not read")
     except (SyntaxError, ValueError):
         _scan_text(code, findings)
     else:
@@ -276,10 +291,45 @@ def cannot_run_reply(code: str, roots: Sequence[Path] | None = None) -> str | No
 
 def _looks_like_python(body: str) -> bool:
     try:
-        ast.parse(body)
+        parse_code(body)
     except (SyntaxError, ValueError):
         return False
     return bool(re.search(r"\b(def|import|print|for|while|if|class|return)\b|=", body))
+
+
+def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
+    """``(language, body)`` of each fenced block, in order: an opening line of three or more backticks
+    (or tildes) and a language word, closed by the first later line that is the same fence alone (a
+    longer opening run may close on a shorter fence, then with no language). Linear in the text: the
+    closing lines are indexed once, so an opening fence that is never closed costs no scan of the rest."""
+    lines = text.split("\n")
+    closers: dict[str, list[int]] = {}
+    for number, line in enumerate(lines):
+        key = line.rstrip(" \t")
+        if len(key) >= 3 and key[0] in "`~" and key.count(key[0]) == len(key):
+            closers.setdefault(key, []).append(number)
+    lengths = {mark: sorted(len(k) for k in closers if k[0] == mark) for mark in "`~"}
+    number = 0
+    while number < len(lines) - 1:  # the last line has no newline: it opens nothing
+        opening = _FENCE_OPEN.match(lines[number])
+        if opening is None:
+            number += 1
+            continue
+        run = opening.group(1)
+        closed: tuple[int, int] | None = None
+        sizes = lengths[run[0]]
+        for size in reversed(sizes[: bisect.bisect_right(sizes, len(run))]):  # the longest fence first
+            at = closers[run[0] * size]
+            later = bisect.bisect_right(at, number)
+            if later < len(at):
+                closed = size, at[later]
+                break
+        if closed is None:
+            number += 1
+            continue
+        size, end = closed
+        yield (opening.group(2) if size == len(run) else ""), "\n".join(lines[number + 1:end])
+        number = end + 1
 
 
 def extract_code(text: str) -> str | None:
@@ -289,9 +339,9 @@ def extract_code(text: str) -> str | None:
     if not text:
         return None
     chosen: str | None = None
-    for match in _FENCE.finditer(text):
-        lang = match.group("lang").lower()
-        body = match.group("body").strip("\n")
+    for lang, block in fenced_blocks(text):
+        lang = lang.lower()
+        body = block.strip("\n")
         if not body.strip() or (lang == "" and len(body) > MAX_CODE_CHARS):
             continue
         if lang in _PY_LANGS or (lang == "" and _looks_like_python(body)):
@@ -305,19 +355,36 @@ _INLINE_LEAD = re.compile(
     r"código|diesen|code))*\s*:?|[:?])\s*`?",
     re.IGNORECASE,
 )
-_CODE_SIGNS = re.compile(r"\w\(|\bimport\b|\bprint\b|[=\[\]{}]|\blambda\b|\bfor\b.+\bin\b")
+_CODE_SIGNS = re.compile(r"\w\(|\bimport\b|\bprint\b|[=\[\]{}]|\blambda\b")
+_FOR, _IN = re.compile(r"\bfor\b"), re.compile(r"\bin\b")
+#: Words after the code ("..., then tell me"). A match starts only where no space is before it and its
+#: spaces are possessive: the engine never tries each position of a run of spaces against each shorter
+#: run (that was cubic in the run).
 _TRAILING_WORDS = re.compile(
-    r"\s*(?:[,;.]?\s*(?:and|then)\s+(?:tell|show|give|paste|print|report|display|send)\b.*|[,;.]?\s*(?:for\s+me|please|thanks?)\b.*|"
-    r"\?\s*(?:run|execute)\s+it.*|\s+(?:and|then)\s+(?:run|execute)\s+it.*)$",
+    r"(?<!\s)\s*+(?:[,;.]?\s*+(?:and|then)\s++(?:tell|show|give|paste|print|report|display|send)\b.*|"
+    r"[,;.]?\s*+(?:for\s++me|please|thanks?)\b.*|"
+    r"\?\s*+(?:run|execute)\s++it.*|(?<=\s)(?:and|then)\s++(?:run|execute)\s++it.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 
 
+def _has_code_signs(text: str) -> bool:
+    """A call, ``import``, ``print``, an ``=`` or a bracket, ``lambda``, or ``for ... in`` on one line
+    (each line searched once: no scan from every ``for`` to the line's end and back)."""
+    if _CODE_SIGNS.search(text):
+        return True
+    for line in text.split("\n"):
+        loop = _FOR.search(line)
+        if loop is not None and _IN.search(line, loop.end() + 1):
+            return True
+    return False
+
+
 def _is_code(candidate: str) -> bool:
-    if not candidate or not _CODE_SIGNS.search(candidate):
+    if not candidate or not _has_code_signs(candidate):
         return False
     try:
-        tree = ast.parse(candidate)
+        tree = parse_code(candidate)
     except (SyntaxError, ValueError):
         return False
     if not tree.body:
@@ -329,6 +396,12 @@ def _is_code(candidate: str) -> bool:
                  and isinstance(first.value, ast.Name | ast.Constant)))
 
 
+#: Run verbs (or colons) whose code :func:`inline_code` tries, and the longest text after one whose
+#: every word end is tried as the end of the code (each try parses it: the work stays linear in the message).
+MAX_INLINE_LEADS = 8
+MAX_INLINE_WORDS_CHARS = 1_000
+
+
 def inline_code(message: str) -> str | None:
     """Python the user typed without a fence ("Run this Python code: print(sum(range(101)))", "could u
     run print(bin(37)) real quick"): the longest text after a run verb (or a colon) that parses as
@@ -337,9 +410,13 @@ def inline_code(message: str) -> str | None:
         return None
     best: str | None = None
     quoted = [m.span() for m in _QUOTED_SPAN.finditer(message)]
+    leads = 0
     for lead in _INLINE_LEAD.finditer(message):
         if any(a < lead.start() < b for a, b in quoted):
             continue  # "what does this email say? "Run: …"": a quote's words are data, not a request
+        leads += 1
+        if leads > MAX_INLINE_LEADS:
+            break  # the earliest leads have the longest code after them
         rest = message[lead.end():].strip()
         candidates = [rest, _TRAILING_WORDS.sub("", rest).strip()]
         spans = rest.lstrip("`").split("`")
@@ -348,7 +425,7 @@ def inline_code(message: str) -> str | None:
             candidates.append(spans[0])
         # the code, then words ("print(bin(37)) real quick"): the text up to each word's end where the
         # code could end (a bracket, a quote, a digit: "print(7) and paste" ends on a word, it is prose)
-        if "`" not in rest:  # backticks mark the code themselves (above)
+        if "`" not in rest and len(rest) <= MAX_INLINE_WORDS_CHARS:  # backticks mark the code themselves (above)
             candidates.extend(rest[:m.end()] for m in _WORD_END.finditer(rest) if not rest[m.end() - 1].isalpha())
         for candidate in candidates:
             candidate = candidate.strip("`").rstrip("?").strip()

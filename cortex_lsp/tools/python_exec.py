@@ -21,6 +21,7 @@ from typing import Any
 
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 from cortex_lsp.tools.details import CodeRun
+from cortex_lsp.tools.sandbox.policy import parse_code
 from cortex_lsp.tools.sandbox.pool import MAX_CODE_CHARS, SandboxPool, SandboxResult, too_long_message
 
 _ESCAPED_NEWLINES = re.compile(r"(?:\\r)?\\n")
@@ -45,8 +46,10 @@ def repair_code(code: str) -> str:
 
 
 def _parses(code: str) -> bool:
+    """Does ``code`` parse? (:func:`~.sandbox.policy.parse_code`: a dotted name past the bound or nesting
+    past the parser's counts as not parsing, never as an error or a parse quadratic in the name.)"""
     try:
-        compile(code, "<check>", "exec", dont_inherit=True, flags=0x400)  # ast only: PyCF_ONLY_AST
+        parse_code(code, "<check>")
     except (SyntaxError, ValueError):
         return False
     return True

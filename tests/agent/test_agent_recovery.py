@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER, ROLE_REFLECTOR
 from tests.agent.conftest import AgentHarness, plan_reply, tool_names
 from tests.scripted_model import Reply, call
@@ -113,3 +115,48 @@ async def test_sandbox_refusing_the_users_code_ends_the_run(py_agent: AgentHarne
     assert result.stop_reason in ("answered", "refused")
     assert "sandbox" in result.answer.lower()
     assert len([c for c in result.tool_calls if c.tool == "python_exec"]) <= 1
+
+
+def _calls_on_this_thread(function: object) -> tuple[list[str], object]:
+    """A profile hook for this (the event loop's) thread recording each call of ``function``."""
+    import threading
+
+    seen: list[str] = []
+    target = getattr(function, "__code__", None)
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call" and getattr(frame, "f_code", None) is target:
+            seen.append(threading.current_thread().name)
+
+    return seen, profile
+
+
+@pytest.mark.parametrize("profile_name", ["default", "small"])
+async def test_the_refusal_reply_is_worked_out_off_the_event_loop(py_agent: AgentHarness, profile_name: str
+                                                                  ) -> None:
+    """The reply for code the sandbox refused reads the folder modules the code imports (and scans its
+    text): it runs in a worker thread, never on the event loop, in the agent's own loop (``default``)
+    and in a routed run (``small``). A profile hook on the loop's thread records every call made there."""
+    import sys
+
+    from cortex_lsp.agent import runnability
+
+    agent = py_agent
+    (agent.root / "helper.py").write_text("X = 1\n")
+    code = "import helper\nprint(open('/etc/passwd').read())"  # runnable by the check, refused when run
+    if profile_name == "small":
+        agent.configure(model_profile="small")
+        message = "execute: import helper; print(open('/etc/passwd').read())"
+    else:
+        agent.model.on(plan_reply("tools", ["Run it with python_exec"], ["python_exec"]), contains=ROLE_PLANNER)
+        agent.model.on(Reply(tool_calls=[call("python_exec", code=code)]), contains=ROLE_EXECUTOR, times=None)
+        message = f"Run this code:\n```python\n{code}\n```"
+    on_loop, profile = _calls_on_this_thread(runnability.cannot_run_reply)
+    sys.setprofile(profile)  # type: ignore[arg-type]
+    try:
+        result = await agent.run(message)
+    finally:
+        sys.setprofile(None)
+    assert result.stop_reason == "refused", (result.stop_reason, result.answer)
+    assert "sandbox refused to run" in result.answer.lower(), result.answer
+    assert on_loop == [], f"cannot_run_reply ran on the event loop's thread: {on_loop}"

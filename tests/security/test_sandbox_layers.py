@@ -356,15 +356,18 @@ async def test_a_hidden_file_made_after_the_worker_started_gets_a_fresh_worker(b
 
 
 def _bwrap_pids(root: Path) -> set[int]:
+    """The bubblewrap processes below this one (the only pool here is ``root``'s; its bind arguments
+    come through ``--args FD``, so the folder is not on their command line)."""
+    from tests.procs import descendants
+
     found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parts = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if parts and parts[0].endswith(b"bwrap") and str(root).encode() in parts:
-                found.add(int(entry.name))
+    for pid in descendants(os.getpid()):
+        try:
+            parts = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if parts and parts[0].endswith(b"bwrap"):
+            found.add(pid)
     return found
 
 

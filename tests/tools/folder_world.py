@@ -147,6 +147,10 @@ def build(base: Path, marker: str) -> Path:
     for i in range(4):  # 4 x 180 000 bytes: over the 600 000 bytes read per run together
         (root / f"heavy{i}.py").write_text(f"V{i} = {i}\n" + "#" * 179_990 + "\n", encoding="utf-8")
     (root / "heavy_all.py").write_text("import heavy0, heavy1, heavy2, heavy3\n", encoding="utf-8")
+    # past Python's own nesting, and an import whose dotted name its parser would take gigabytes for
+    (root / "deep_attr.py").write_text("import json\nX = json" + ".a" * 3000 + "\n", encoding="utf-8")
+    (root / "deep_sum.py").write_text("X = " + "+".join(["1"] * 5000) + "\n", encoding="utf-8")
+    (root / "long_import.py").write_text("import " + ".".join(["a"] * 30_000) + "\nX = 1\n", encoding="utf-8")
     for path in [base, *base.rglob("*")]:
         if not path.is_symlink():
             path.chmod(0o777 if path.is_dir() else 0o644)

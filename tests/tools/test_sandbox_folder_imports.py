@@ -187,6 +187,41 @@ async def test_import_errors_behave_like_python(pool: SandboxPool, root: Path) -
 
 
 @ASYNC
+@pytest.mark.parametrize(("module", "why"), [
+    ("deep_attr", "line 2: a dotted name of more than 100 parts"),
+    ("deep_sum", "line 1: the code is nested too deeply for the sandbox"),
+    ("long_import", "line 1: a dotted name of more than 100 parts"),
+])
+async def test_a_module_past_pythons_nesting_is_refused_with_where(pool: SandboxPool, root: Path, module: str,
+                                                                   why: str) -> None:
+    """The worker once ended on these with no reply (a RecursionError past the compile's SyntaxError)."""
+    result = await _run(pool, root, f"import {module}\nprint({module}.X)")
+    assert result.refused, result
+    assert str(result.error).startswith(f"Refused by the sandbox (line 1): {module}.py ({module}) can't be imported: "
+                                        f"{why}"), result.error
+
+
+@ASYNC
+async def test_a_name_too_long_is_refused_alone(pool: SandboxPool, root: Path) -> None:
+    """A name part past what a file name can be made the search fail whole (every folder module of the
+    run gone); a dotted name too long for the parser made the server hold gigabytes."""
+    long_part = "a" * 300
+    result = await _run(pool, root, f"import utils\nimport {long_part}")
+    assert result.refused and f"'{long_part[:60]}' (... 300 characters) is not allowed" in str(result.error), result
+    assert "'utils'" not in str(result.error), result.error
+    dotted = await _run(pool, root, "import " + ".".join(["a"] * 40_000))
+    assert dotted.refused and "a dotted name of more than 100 parts" in str(dotted.error), dotted
+
+
+@ASYNC
+async def test_from_import_of_a_name_the_module_lacks(pool: SandboxPool, root: Path) -> None:
+    result = await _run(pool, root, "from utils import no_such_name")
+    assert "ImportError: cannot import name 'no_such_name' from 'utils'" in str(result.error), result
+    private = await _run(pool, root, "from utils import _missing")
+    assert "ImportError: cannot import name '_missing'" in str(private.error), private
+
+
+@ASYNC
 async def test_the_limits_hold_inside_a_module(pool: SandboxPool, root: Path) -> None:
     spin = await _run(pool, root, "import spin")
     assert str(spin.error).startswith(("Stopped: the code ran longer", "Stopped: the code used more than its CPU"))

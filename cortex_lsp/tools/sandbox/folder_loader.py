@@ -36,7 +36,9 @@ from cortex_lsp.tools.sandbox.policy import (
     ImportScope,
     compile_module,
     is_private_name,
+    module_name_too_long,
     resolve_relative,
+    shown_name,
     workspace_name_refusal,
 )
 
@@ -153,6 +155,8 @@ class FolderLoader:
     def import_(self, name: str, fromlist: Iterable[str]) -> ModuleType:
         """``__import__(name, fromlist=...)`` for a name :meth:`serves`: the top-level module, or with a
         ``fromlist`` the named module (its submodules in the list imported too)."""
+        if module_name_too_long(name):
+            raise RefusedImport(f"{shown_name(name)} is too long a module name for the folder")
         parts = name.split(".")
         for i in range(1, len(parts) + 1):
             why = self._unavailable.get(".".join(parts[:i]))
@@ -165,7 +169,7 @@ class FolderLoader:
         if not names:
             return self._modules[parts[0]]
         for item in names:
-            if item == "*" or (item.startswith("_") and not is_private_name(item)):
+            if type(item) is not str or item == "*" or (item.startswith("_") and not is_private_name(item)):
                 raise RefusedImport(f"'from {name} import {item}' is not allowed in the sandbox")
             if item in vars(module):
                 continue
@@ -174,6 +178,10 @@ class FolderLoader:
                 raise RefusedImport(f"{name}.{item} from the folder can't be imported: {why}")
             if f"{name}.{item}" in self._entries:
                 self._load(f"{name}.{item}")
+            if item not in vars(module):
+                # Python's own ``from X import item`` would next look for sys.modules["X.item"] (by
+                # the module's __name__): a folder module has nothing there to give, so say so here
+                raise ImportError(f"cannot import name {item!r} from {name!r} (the folder's {name})")
         return module
 
     def _load(self, name: str) -> ModuleType:

@@ -19,7 +19,11 @@ own packages is never used: the result's notes say so (:func:`~.policy.workspace
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +34,18 @@ from cortex_lsp.tools.sandbox.policy import (
     MAX_FOLDER_BYTES,
     MAX_FOLDER_MODULES,
     MAX_MODULE_BYTES,
+    module_name_too_long,
+    parse_code,
     prepare_module_tree,
     resolve_relative,
     workspace_name_refusal,
 )
 
-#: How many module names one snippet may make the server look up (each costs a few ``stat`` calls).
+#: How many module names one snippet may make the server look up (each costs a few ``stat`` calls);
+#: names past it are not looked up (nor kept: the queue holds at most this many).
 MAX_LOOKUPS = 400
+#: How long one search may take (a slow file system): past it, the names left are not looked up.
+MAX_GATHER_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,9 @@ class FolderImports:
 def imported_names(tree: ast.AST, package: str | None) -> Iterator[str]:
     """Every module name an import in ``tree`` may load: each prefix of a dotted name, and for
     ``from X import a`` also ``X.a`` (a submodule, if the folder has one). Relative imports resolve
-    against ``package`` (none for a snippet)."""
+    against ``package`` (none for a snippet). Names past the length bounds
+    (:func:`~.policy.module_name_too_long`) are left out, so each name yields at most
+    :data:`~.policy.MAX_MODULE_NAME_PARTS` strings of at most :data:`~.policy.MAX_MODULE_NAME_CHARS`."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -87,28 +98,37 @@ def imported_names(tree: ast.AST, package: str | None) -> Iterator[str]:
             if not base:
                 continue
             yield from _prefixes(base)
+            if module_name_too_long(base):
+                continue
             for alias in node.names:
-                if alias.name != "*":
+                if alias.name != "*" and not module_name_too_long(alias.name):
                     yield f"{base}.{alias.name}"
 
 
 def _prefixes(name: str) -> Iterator[str]:
-    parts = name.split(".")
-    for i in range(1, len(parts) + 1):
-        yield ".".join(parts[:i])
+    """``a``, ``a.b``, ``a.b.c`` for ``a.b.c``, stopping at the first prefix past the length bounds."""
+    end = name.find(".")
+    while True:
+        prefix = name if end < 0 else name[:end]
+        if module_name_too_long(prefix):
+            return
+        yield prefix
+        if end < 0:
+            return
+        end = name.find(".", end + 1)
 
 
 def parse_module(source: str, name: str) -> ast.Module | None:
     """A module's tree as the sandbox will run it (``None`` when it does not parse: the worker says so)."""
     try:
-        return prepare_module_tree(ast.parse(source, name, "exec"))
+        return prepare_module_tree(parse_code(source, name))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
 class _Finder:
     def __init__(self, roots: Sequence[Path]) -> None:
-        self.roots = [Path(r) for r in roots]
+        self.roots = [Path(os.path.realpath(r)) for r in roots]
         self.found = FolderImports()
         self.looked: set[str] = set()
         self.total = 0
@@ -133,16 +153,24 @@ class _Finder:
         parent, _, last = name.rpartition(".")
         bases = self.roots if not parent else [m.folder for m in (self.found.modules.get(parent),) if m and m.folder]
         for base in bases:
-            if (base / last).is_dir():
-                return f"{last}/ in the folder has no __init__.py (only packages with one can be imported)"
+            folder = base / last
+            try:
+                if self._inside(folder) and folder.is_dir():
+                    return f"{last}/ in the folder has no __init__.py (only packages with one can be imported)"
+            except OSError:
+                continue
         return None
 
+    def _inside(self, path: Path) -> bool:
+        """Does ``path``, its links resolved, stay inside the folders? (A link out of them is refused
+        without asking whether its target exists: the answer must not tell.)"""
+        real = Path(os.path.realpath(path))
+        return any(real == root or real.is_relative_to(root) for root in self.roots)
+
     def look(self, name: str) -> ModuleFile | None:
-        if name in self.looked:
+        if name in self.looked or len(self.looked) >= MAX_LOOKUPS:
             return None
         self.looked.add(name)
-        if len(self.looked) > MAX_LOOKUPS:
-            return None
         if workspace_name_refusal(name) is not None:
             self._note_shadowed(name)
             return None
@@ -150,8 +178,12 @@ class _Finder:
         if parent and (parent in self.found.unavailable or parent not in self.found.modules):
             return None
         for path, folder, is_package in self._candidates(name):
-            if not path.is_file():
+            try:
+                if self._inside(path) and not path.is_file():
+                    continue
+            except OSError:  # a name the file system can't take (too long): not there
                 continue
+            # a file of the folder, or a link out of it (refused by the path guard, whatever it points at)
             return self._read(name, path, folder, is_package)
         if not parent:
             why = self._no_init(name)
@@ -189,34 +221,58 @@ class _Finder:
         return path.name
 
     def _note_shadowed(self, name: str) -> None:
-        if "." in name:
+        if "." in name or module_name_too_long(name):
             return
         for root in self.roots:
             for path in (root / f"{name}.py", root / name / "__init__.py"):
-                if path.is_file():
+                try:  # a link counts as a file there whatever it points at (no answer depends on it)
+                    there = os.path.lexists(path) or not self._inside(path)
+                except (OSError, ValueError):
+                    continue
+                if there:
                     why = workspace_name_refusal(name)
                     self.found.notes.append(f"{self._shown(path)} in the folder was not used: {why}.")
                     return
 
 
-def gather(code: str, roots: Sequence[Path]) -> FolderImports:
-    """The folder modules ``code`` imports, directly or through each other (see the module docstring)."""
+def _queue(pending: deque[str], queued: set[str], names: Iterable[str]) -> None:
+    """Add ``names`` not queued before, until :data:`MAX_LOOKUPS` names were queued in all (the rest are
+    not read: the work and the memory are bounded by that count, whatever the code holds)."""
+    for name in names:
+        if len(queued) >= MAX_LOOKUPS:
+            return
+        if name not in queued:
+            queued.add(name)
+            pending.append(name)
+
+
+def gather(code: str, roots: Sequence[Path], stop: threading.Event | None = None) -> FolderImports:
+    """The folder modules ``code`` imports, directly or through each other (see the module docstring).
+
+    At most :data:`MAX_LOOKUPS` names are looked up, each at most
+    :data:`~.policy.MAX_MODULE_NAME_CHARS` long; ``stop`` (set by a caller that no longer waits) and
+    :data:`MAX_GATHER_SECONDS` end the search early, with what was found so far."""
     finder = _Finder(roots)
     if not roots or len(code) > MAX_CODE_CHARS:
         return finder.found
     try:
-        tree = ast.parse(code)
+        tree = parse_code(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return finder.found
-    pending = list(dict.fromkeys(imported_names(tree, None)))
+    deadline = time.monotonic() + MAX_GATHER_SECONDS
+    pending: deque[str] = deque()
+    queued: set[str] = set()
+    _queue(pending, queued, imported_names(tree, None))
     while pending:
-        module = finder.look(pending.pop(0))
+        if (stop is not None and stop.is_set()) or time.monotonic() > deadline:
+            finder.found.notes.append("finding the folder's modules took too long: some were not looked up")
+            break
+        module = finder.look(pending.popleft())
         if module is None:
             continue
         parsed = parse_module(module.source, module.path)
         if parsed is None:
             continue
         package = module.name if module.is_package else module.name.rpartition(".")[0]
-        pending += [n for n in dict.fromkeys(imported_names(parsed, package)) if n not in finder.looked]
+        _queue(pending, queued, imported_names(parsed, package))
     return finder.found
-

@@ -8,8 +8,10 @@
    have made), ``--die-with-parent``, an empty root with only the system folders and the Python install
    bound read-only, a private ``/tmp``, no home folder, and the allowed roots bound read-only at their
    own paths **with every hidden entry covered** (a hidden folder by an empty tmpfs, a hidden file by
-   ``/dev/null``). A folder too large to scan for hidden entries (:data:`MAX_SCANNED_ENTRIES`) is not
-   bound at all.
+   ``/dev/null``, or a folder with many rebuilt as a tmpfs holding only its visible entries), in at most
+   :data:`MAX_HIDING_MOUNTS` mounts (:func:`hiding_binds`), passed through ``--args FD``. A folder too
+   large to scan for hidden entries (:data:`MAX_SCANNED_ENTRIES`) or to hide them in that many mounts
+   is not bound at all.
 2. without bubblewrap (not installed, or no namespaces here), **Landlock and seccomp together**
    (``boundary == "landlock"``): the worker restricts itself (read-only: the folder without its hidden
    entries and the interpreter; no write anywhere; no TCP) and installs the syscall filter. A worker
@@ -150,6 +152,13 @@ def _python_dirs() -> list[Path]:
     return sorted(d for d in kept if not any(o != d and o in d.parents for o in kept))
 
 
+#: The most mounts bubblewrap is asked for to hide one folder's hidden entries. Each mount makes its
+#: start slower (bubblewrap re-reads the mount table for each: 500 cost about a second here, 2,000 about
+#: twenty), and it takes at most 9,000 arguments in all. Past it a folder's subfolders holding the most
+#: hidden entries are not shown at all; if even that is not enough, the folder is not bound.
+MAX_HIDING_MOUNTS = 400
+
+
 @dataclass
 class RootBinds:
     """How the roots appear inside bubblewrap: bound read-only, hidden entries covered."""
@@ -158,6 +167,125 @@ class RootBinds:
     notes: list[str] = field(default_factory=list)
     #: the hidden entries covered (compared again before a waiting worker is used)
     hidden: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Folder:
+    """A folder of the root holding a hidden entry somewhere below (a *mixed* folder)."""
+
+    path: str
+    #: its hidden entries (path, is a folder), its mixed subfolders, its other visible entries
+    #: (path, link target or ``None``)
+    hidden: list[tuple[str, bool]] = field(default_factory=list)
+    mixed: list[str] = field(default_factory=list)
+    plain: list[tuple[str, str | None]] = field(default_factory=list)
+    count: int = 0  # hidden entries below it, all levels
+    cover: int = 0  # mounts to hide them when the folder is bound: one per hidden entry, and below
+    rebuild: int = 0  # mounts to rebuild it instead: a tmpfs (made read-only), one per visible entry, and below
+    dropped: bool = False
+
+    def cost(self) -> int:
+        return _EMPTY_COST if self.dropped else min(self.cover, self.rebuild)
+
+
+#: An empty read-only folder in place of one: a tmpfs, then its remount read-only.
+_EMPTY_COST = 2
+
+
+def _mixed_folders(root: str, hidden: Sequence[tuple[str, bool]]) -> dict[str, _Folder]:
+    """Every folder of ``root`` (``root`` too) with a hidden entry below it, with its children."""
+    folders: dict[str, _Folder] = {}
+    for path, is_dir in hidden:
+        parent = os.path.dirname(path)
+        folders.setdefault(parent, _Folder(parent)).hidden.append((path, is_dir))
+        while parent != root and parent.startswith(root + os.sep):
+            parent = os.path.dirname(parent)
+            folders.setdefault(parent, _Folder(parent))
+    for folder in folders.values():
+        folder.count = len(folder.hidden)
+        with contextlib.suppress(OSError), os.scandir(folder.path) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.path in folders and entry.is_dir(follow_symlinks=False):
+                    folder.mixed.append(entry.path)
+                else:
+                    target = os.readlink(entry.path) if entry.is_symlink() else None
+                    folder.plain.append((entry.path, target))
+    return folders
+
+
+def _costs(folders: dict[str, _Folder]) -> None:
+    """Each mixed folder's mounts, deepest first: covering its hidden entries (it is visible through its
+    parent's bind) or rebuilding it (an empty tmpfs with each visible entry bound again, no hidden one)."""
+    for folder in sorted(folders.values(), key=lambda f: f.path.count(os.sep), reverse=True):
+        below = [folders[m] for m in folder.mixed]
+        folder.count = len(folder.hidden) + sum(f.count for f in below)
+        folder.cover = len(folder.hidden) + sum(f.cost() for f in below)
+        folder.rebuild = _EMPTY_COST + len(folder.plain) + sum(1 + f.cost() for f in below)
+
+
+def _hiding_args(root: str, folders: dict[str, _Folder]) -> list[str]:
+    """The mounts that bind ``root`` and hide its hidden entries, parents before their children; the
+    tmpfs made for a folder is remounted read-only once everything inside it is in place."""
+    args = ["--ro-bind", root, root]
+    made: list[str] = []
+    pending = [root]
+    while pending:
+        folder = folders[pending.pop()]
+        if folder.dropped:
+            args += ["--tmpfs", folder.path]
+            made.append(folder.path)
+            continue
+        if folder.rebuild < folder.cover:
+            args += ["--tmpfs", folder.path]
+            made.append(folder.path)
+            for path, target in folder.plain:
+                args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
+            for path in folder.mixed:
+                args += ["--ro-bind", path, path]
+        else:
+            for path, is_dir in folder.hidden:
+                args += ["--tmpfs", path] if is_dir else ["--ro-bind", os.devnull, path]
+        pending += folder.mixed
+    for path in made:
+        args += ["--remount-ro", path]
+    return args
+
+
+def hiding_binds(root: str, hidden: Sequence[tuple[str, bool]], limit: int = MAX_HIDING_MOUNTS
+                 ) -> tuple[list[str] | None, list[str]]:
+    """The bubblewrap arguments that show ``root`` without its ``hidden`` entries in at most ``limit``
+    mounts, and notes; ``None`` when even that can't be done (the folder is then not bound).
+
+    Each folder holding a hidden entry is either bound with its hidden entries covered (one mount each)
+    or rebuilt (a read-only tmpfs with each visible entry bound: none of the hidden ones exists there),
+    whichever takes fewer mounts. Past ``limit``, the subfolders that cost the most are left out whole
+    (an empty read-only tmpfs: nothing of them shows, hidden or not), until the rest fits."""
+    if not hidden:
+        return ["--ro-bind", root, root], []
+    folders = _mixed_folders(root, hidden)
+    _costs(folders)
+    if 1 + folders[root].cost() > limit:
+        excess = 1 + folders[root].cost() - limit
+        for folder in sorted((f for f in folders.values() if f.path != root), key=lambda f: -f.cost()):
+            if excess <= 0 or folder.cost() <= _EMPTY_COST:
+                break
+            parent = os.path.dirname(folder.path)
+            while parent != root and not folders[parent].dropped:
+                parent = os.path.dirname(parent)
+            if parent != root:
+                continue  # inside a folder already left out
+            excess -= folder.cost() - _EMPTY_COST
+            folder.dropped = True
+        _costs(folders)
+    if 1 + folders[root].cost() > limit:
+        return None, [f"{root} has {len(hidden)} hidden entries, too many for bubblewrap to hide (more than "
+                      f"{limit} mounts): it is not visible to the sandbox"]
+    notes = [f"{os.path.relpath(f.path, root)}/ in {root} holds {f.count} hidden entries, too many to hide "
+             "one by one: it is not visible to the sandbox" for f in sorted(folders.values(), key=lambda f: f.path)
+             if f.dropped]
+    return _hiding_args(root, folders), notes
 
 
 def root_binds(roots: Sequence[Path]) -> RootBinds:
@@ -174,10 +302,11 @@ def root_binds(roots: Sequence[Path]) -> RootBinds:
                 "it is not visible to the sandbox"
             )
             continue
-        binds.args += ["--ro-bind", str(real), str(real)]
-        for path, is_dir in sorted(hidden):
-            binds.args += ["--tmpfs", path] if is_dir else ["--ro-bind", os.devnull, path]
         binds.hidden |= {path for path, _ in hidden}
+        args, notes = hiding_binds(str(real), hidden)
+        binds.notes += notes
+        if args is not None:
+            binds.args += args
     return binds
 
 
@@ -192,6 +321,19 @@ def hidden_now(roots: Sequence[Path]) -> frozenset[str] | None:
                 return None
             found |= {path for path, _ in hidden}
     return frozenset(found)
+
+
+@contextlib.contextmanager
+def args_file(args: Sequence[str]) -> Iterator[int]:
+    """A descriptor holding ``args`` for bubblewrap's ``--args FD`` (NUL-separated, in memory): however
+    many binds a folder needs, the command line stays short (no ``E2BIG``)."""
+    fd = os.memfd_create("bwrap-args")
+    try:
+        os.write(fd, b"".join(os.fsencode(arg) + b"\0" for arg in args))
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -221,9 +363,11 @@ def bwrap_argv(
     *,
     binds: RootBinds | None = None,
     seccomp_fd: int | None = None,
+    binds_fd: int | None = None,
 ) -> list[str]:
     """The bubblewrap command line that runs ``command`` isolated, with ``roots`` read-only (hidden
-    entries covered: pass ``binds`` computed off the event loop, else they are computed here)."""
+    entries covered: pass ``binds`` computed off the event loop, else they are computed here). With
+    ``binds_fd`` (:func:`args_file` of the binds' arguments) the binds are read from it instead."""
     argv = [
         bwrap,
         "--unshare-all",
@@ -252,7 +396,10 @@ def bwrap_argv(
         argv += ["--ro-bind-try", name, name]
     for folder in _python_dirs():
         argv += ["--ro-bind", str(folder), str(folder)]
-    argv += (binds if binds is not None else root_binds(roots)).args
+    if binds_fd is not None:
+        argv += ["--args", str(binds_fd)]
+    else:
+        argv += (binds if binds is not None else root_binds(roots)).args
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", "/tmp", "--", *command]

@@ -24,9 +24,11 @@ evaluated and dropped.
 from __future__ import annotations
 
 import ast
+import io
 import keyword
 import re
 import sys
+import tokenize
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -58,12 +60,26 @@ SANDBOX_INTERNAL_MODULES = frozenset({"cortex_lsp", "RestrictedPython", "pysecco
 MAX_FOLDER_MODULES = 32
 MAX_MODULE_BYTES = 200_000
 MAX_FOLDER_BYTES = 600_000
+#: The longest module name the folder is asked for: more parts or characters than this and the name is
+#: never looked up (refused as not a plain module name), so the work per name is bounded whatever the
+#: code holds (a name part past 255 bytes is past what a file name can be anyway).
+MAX_MODULE_NAME_PARTS = 32
+MAX_MODULE_NAME_CHARS = 255
 #: Module-level names a module from the folder may assign (evaluated, then dropped: never stored).
 MODULE_METADATA = frozenset({
     "__all__", "__version__", "__author__", "__email__", "__license__", "__copyright__", "__credits__",
     "__maintainer__", "__status__", "__date__",
 })
 _MODULE_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: The most parts a dotted name (``a.b.c``) may have in code the sandbox parses. Python's parser builds
+#: an import's dotted name one part at a time (time and memory quadratic in the parts: 40 000 parts hold
+#: gigabytes), so code with a longer one is refused before any parse (:func:`parse_code`).
+MAX_DOTTED_PARTS = 100
+#: A maximal run ``word . word . word`` (spaces and line continuations between), matched in linear time:
+#: possessive quantifiers never backtrack, and a run only starts at the beginning of a word.
+_DOTTED_RUN = re.compile(
+    r"(?<![\w.])\w++(?:[ \t\f]*+(?:\\\r?\n[ \t\f]*+)*+\.[ \t\f]*+(?:\\\r?\n[ \t\f]*+)*+\w++)++"
+)
 
 #: Names the sandbox never provides; using them is refused up front with a reason.
 UNAVAILABLE_NAMES = {
@@ -244,10 +260,24 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
     return names
 
 
+def module_name_too_long(name: str) -> bool:
+    """Is ``name`` past :data:`MAX_MODULE_NAME_CHARS` / :data:`MAX_MODULE_NAME_PARTS`? (Constant work:
+    the length is checked before the dots are counted.)"""
+    return len(name) > MAX_MODULE_NAME_CHARS or name.count(".") >= MAX_MODULE_NAME_PARTS
+
+
+def shown_name(name: str, limit: int = 60) -> str:
+    """``name`` quoted for a message, cut to ``limit`` characters."""
+    return repr(name) if len(name) <= limit else repr(name[:limit]) + f" (... {len(name)} characters)"
+
+
 def workspace_name_refusal(name: str) -> str | None:
     """Why ``name`` can't be served from the folder (``None``: it can): every part a plain ASCII
     identifier, not a dunder; the top-level name not a standard module's (``json.py`` in the folder
     never replaces the sandbox's view of ``json``) and not one of the sandbox's own packages."""
+    if module_name_too_long(name):
+        return (f"{shown_name(name)} is too long a module name (more than {MAX_MODULE_NAME_CHARS} characters "
+                f"or {MAX_MODULE_NAME_PARTS} parts)")
     parts = name.split(".")
     if not all(_MODULE_PART.match(p) and not keyword.iskeyword(p) and not p.startswith("__") for p in parts):
         return f"{name!r} is not a plain module name"
@@ -284,13 +314,88 @@ class ImportScope:
     def refusal(self, name: str) -> str | None:
         """``None`` when the folder serves ``name`` (absolute; a missing submodule of a served package
         fails at run time, as in Python), the reason when the folder has it but can't use it, ``""``
-        when the folder does not have it."""
+        when the folder does not have it. A name past the length bounds is never served (constant work)."""
+        if module_name_too_long(name):
+            top = name[: MAX_MODULE_NAME_CHARS + 1].partition(".")[0]
+            if top in self.folder or top in self.unavailable:
+                return f"{shown_name(name)} is too long a module name for the folder"
+            return ""
         parts = name.split(".")
         for i in range(1, len(parts) + 1):
             why = self.unavailable.get(".".join(parts[:i]))
             if why is not None:
                 return why
         return None if parts[0] in self.folder else ""
+
+
+class UnreadableCode(SyntaxError):
+    """Code the sandbox does not parse or compile: a dotted name past :data:`MAX_DOTTED_PARTS`, or
+    nesting deeper than Python's parser or compiler go (``RecursionError``). ``msg`` reads as a reason
+    ("a dotted name of more than 100 parts"); ``lineno`` is where, when known."""
+
+
+#: The reason for code nested deeper than Python's parser or compiler go.
+TOO_DEEP = "the code is nested too deeply for the sandbox (RecursionError)"
+
+
+def long_dotted_name(source: str) -> int | None:
+    """The line of the first dotted name of more than :data:`MAX_DOTTED_PARTS` parts (``None``: none)."""
+    for match in _DOTTED_RUN.finditer(source):
+        if source.count(".", match.start(), match.end()) >= MAX_DOTTED_PARTS:
+            return source.count("\n", 0, match.start()) + 1
+    return None
+
+
+def parse_code(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` for code from outside (a snippet, a folder module, a message): raises
+    :class:`UnreadableCode` (a ``SyntaxError``) instead of parsing a dotted name past the bound or
+    letting a ``RecursionError``/``MemoryError`` of the parser through."""
+    line = long_dotted_name(source)
+    if line is not None:
+        raise UnreadableCode(f"a dotted name of more than {MAX_DOTTED_PARTS} parts", (filename, line, 1, None))
+    try:
+        return ast.parse(source, filename, "exec")
+    except (RecursionError, MemoryError):
+        raise UnreadableCode(TOO_DEEP, (filename, _busiest_line(source), None, None)) from None
+
+
+def _busiest_line(source: str) -> int | None:
+    """The line with the most operator tokens: where a parse too deep for Python most likely is (there
+    is no tree to ask; tokenizing is linear and does not nest)."""
+    counts: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.OP:
+                counts[token.start[0]] = counts.get(token.start[0], 0) + 1
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    return max(counts, key=lambda line: counts[line]) if counts else None
+
+
+def deepest_line(tree: ast.AST) -> int | None:
+    """The line of the most deeply nested node of ``tree`` (walked without recursion)."""
+    best, best_depth = None, -1
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > best_depth and getattr(node, "lineno", None) is not None:
+            best, best_depth = node.lineno, depth  # type: ignore[attr-defined]
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return best
+
+
+def _unreadable(exc: UnreadableCode) -> str:
+    return f"line {exc.lineno}: {exc.msg}" if exc.lineno else str(exc.msg)
+
+
+def _restricted(tree: ast.Module, filename: str, policy: type[SandboxPolicy]) -> Any:
+    """RestrictedPython's compile of ``tree``; a ``RecursionError``/``MemoryError`` of its (recursive)
+    transformer or of ``compile`` becomes :class:`UnreadableCode` with the deepest line."""
+    try:
+        return compile_restricted_exec(tree, filename=filename, policy=policy)
+    except (RecursionError, MemoryError):
+        raise UnreadableCode(TOO_DEEP,
+                             (filename, deepest_line(tree), None, None)) from None
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -333,7 +438,7 @@ def _import_refusal(module: str, scope: ImportScope | None) -> str | None:
         return None
     if why:
         return f"{module} from the folder can't be imported: {why}"
-    return (f"import of {module!r} is not allowed in the sandbox "
+    return (f"import of {shown_name(module)} is not allowed in the sandbox "
             "(only pure-computation modules such as math, json, re, datetime, collections)")
 
 
@@ -370,15 +475,17 @@ def compile_snippet(source: str, scope: ImportScope | None = None) -> Compiled:
     if len(source) > MAX_CODE_CHARS:
         return Compiled(refused=True, error=f"Refused by the sandbox: the code is over {MAX_CODE_CHARS} characters")
     try:
-        tree = ast.parse(source, SANDBOX_FILENAME, "exec")
+        tree = parse_code(source, SANDBOX_FILENAME)
+        reasons = static_refusals(tree, scope)
+        if reasons:
+            return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(reasons))
+        value_names = _assigned_names(tree.body[-1]) if tree.body else []
+        result = _restricted(tree, SANDBOX_FILENAME, SandboxPolicy)
+    except UnreadableCode as exc:
+        return Compiled(refused=True, error=f"Refused by the sandbox: {_unreadable(exc)}")
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         return Compiled(error=f"SyntaxError: {where}{exc.msg}")
-    reasons = static_refusals(tree, scope)
-    if reasons:
-        return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(reasons))
-    value_names = _assigned_names(tree.body[-1]) if tree.body else []
-    result = compile_restricted_exec(tree, filename=SANDBOX_FILENAME, policy=SandboxPolicy)
     if result.errors or result.code is None:
         return Compiled(refused=True, error="Refused by the sandbox: " + "; ".join(result.errors))
     return Compiled(code=result.code, value_names=value_names)
@@ -392,14 +499,20 @@ def compile_module(source: str, filename: str, scope: ImportScope) -> Compiled:
     if len(source) > MAX_CODE_CHARS:
         return Compiled(refused=True, error=f"it is over {MAX_CODE_CHARS} characters")
     try:
-        tree = prepare_module_tree(ast.parse(source, filename, "exec"))
+        tree = parse_code(source, filename)
+        try:
+            tree = prepare_module_tree(tree)
+        except (RecursionError, MemoryError):
+            raise UnreadableCode(TOO_DEEP, (filename, deepest_line(tree), None, None)) from None
+        reasons = static_refusals(tree, scope)
+        if reasons:
+            return Compiled(refused=True, error="; ".join(reasons))
+        result = _restricted(tree, filename, ModulePolicy)
+    except UnreadableCode as exc:
+        return Compiled(refused=True, error=_unreadable(exc))
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         return Compiled(error=f"SyntaxError: {where}{exc.msg}")
-    reasons = static_refusals(tree, scope)
-    if reasons:
-        return Compiled(refused=True, error="; ".join(reasons))
-    result = compile_restricted_exec(tree, filename=filename, policy=ModulePolicy)
     if result.errors or result.code is None:
         return Compiled(refused=True, error="; ".join(result.errors))
     return Compiled(code=result.code)

@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import struct
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from cortex_lsp.tools.sandbox import seccomp
 from cortex_lsp.tools.sandbox.folder_modules import FolderImports, gather
 from cortex_lsp.tools.sandbox.isolation import (
     IsolationPlan,
+    args_file,
     bwrap_argv,
     hidden_now,
     plan_isolation,
@@ -121,10 +123,11 @@ def _roots_key(roots: list[Path]) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) for r in roots)
 
 
-def _folder_imports(code: str, roots: tuple[str, ...]) -> FolderImports:
-    """The folder modules ``code`` imports (read through the path guards); none if reading them fails."""
+def _folder_imports(code: str, roots: tuple[str, ...], stop: threading.Event | None = None) -> FolderImports:
+    """The folder modules ``code`` imports (read through the path guards); none if reading them fails.
+    ``stop``: set when the run no longer waits (the search ends at its next name)."""
     try:
-        return gather(code, [Path(r) for r in roots])
+        return gather(code, [Path(r) for r in roots], stop)
     except Exception as exc:  # a file system error past the guards' own: run without the folder's modules
         return FolderImports(notes=[f"the folder's modules could not be read ({type(exc).__name__})"])
 
@@ -214,26 +217,31 @@ class SandboxPool:
         missing: list[str] = []
         hidden: frozenset[str] | None = None
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        with seccomp_pipe() as seccomp_fd:
-            if plan.bwrap:
-                binds = await asyncio.to_thread(root_binds, [Path(r) for r in roots])
+        binds = await asyncio.to_thread(root_binds, [Path(r) for r in roots]) if plan.bwrap else None
+        with seccomp_pipe() as seccomp_fd, args_file(binds.args if binds is not None else []) as binds_fd:
+            passed: tuple[int, ...] = ()
+            if plan.bwrap and binds is not None:
                 missing += binds.notes
                 hidden = binds.hidden
                 if seccomp_fd is None:
                     missing.append("bubblewrap runs without the seccomp filter (libseccomp is missing)")
-                argv = bwrap_argv(plan.bwrap, worker_command(), [], binds=binds, seccomp_fd=seccomp_fd)
+                argv = bwrap_argv(plan.bwrap, worker_command(), [], seccomp_fd=seccomp_fd, binds_fd=binds_fd)
+                passed = (binds_fd,) if seccomp_fd is None else (seccomp_fd, binds_fd)
             else:
                 argv = worker_command(parent_pid=os.getpid())
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                cwd="/",
-                start_new_session=True,
-                pass_fds=(seccomp_fd,) if plan.bwrap and seccomp_fd is not None else (),
-            )
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    env=env,
+                    cwd="/",
+                    start_new_session=True,
+                    pass_fds=passed,
+                )
+            except OSError as exc:  # no process at all (E2BIG, EMFILE, ...): the run says so, never raises
+                raise SandboxStartError(f"the sandbox worker could not be started ({exc.strerror or exc})") from None
         assert proc.stdout is not None and proc.stdin is not None
         unconfined: list[str] = []
         try:
@@ -359,8 +367,15 @@ class SandboxPool:
         if len(code) > MAX_CODE_CHARS:
             return result(refused=True, error=too_long_message())
         key = _roots_key(roots)
-        # the folder modules the code imports (no thread hop for code without an import)
-        folder = await asyncio.to_thread(_folder_imports, code, key) if "import" in code else FolderImports()
+        # the folder modules the code imports (no thread hop for code without an import); a cancelled
+        # run stops the search too (the thread itself can't be cancelled: it looks at ``stop``)
+        folder = FolderImports()
+        if "import" in code:
+            stop = threading.Event()
+            try:
+                folder = await asyncio.to_thread(_folder_imports, code, key, stop)
+            finally:
+                stop.set()
         try:
             worker = await self._take(key)
             if worker.hidden is not None:
