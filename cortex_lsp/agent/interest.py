@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.lazy_re import lazy
 from cortex_lsp.agent.money import AFTER_AMOUNT, figures
 from cortex_lsp.agent.numtext import NUM, continental, fold, tidy
 
-_INTEREST = re.compile(
+_INTEREST = lazy(
     r"\b(?:interest|interes|interets?|zins\w*|verzinst|interesse|interessi|juros?|rente)\b", re.IGNORECASE)
-_COMPOUND = re.compile(
+_COMPOUND = lazy(
     r"\b(?:compound\w*|zinseszins\w*|compuestos?|compostos?|composes?|compose|samengestelde|"
     r"capitaliz\w*|capitalis\w*|kapitalisiert)\b",
     re.IGNORECASE,
 )
-_SIMPLE = re.compile(r"\b(?:simple|simples|einfachen?|einfache|semplice|semplici|enkelvoudige?)\b", re.IGNORECASE)
+_SIMPLE = lazy(r"\b(?:simple|simples|einfachen?|einfache|semplice|semplici|enkelvoudige?)\b", re.IGNORECASE)
 _YEARS = r"(?:years?|yrs?|jahre?n?|jahr|ans?|annees?|anos?|anni|anno|jaar|jaren)"
 _MONTHS = r"(?:months?|monate?n?|monat|mois|meses|mes|mesi|mese|maanden?)"
-_DURATION = re.compile(rf"{NUM}\s*(?:({_YEARS})|({_MONTHS}))\b", re.IGNORECASE)
-_PER_MONTH_RATE = re.compile(
+_DURATION = lazy(rf"{NUM}\s*(?:({_YEARS})|({_MONTHS}))\b", re.IGNORECASE)
+_PER_MONTH_RATE = lazy(
     r"\s*(?:(?:per|a|an|each|every|pro|par|al|ao|por)\s+(?:month|monat|mois|mes|mese|maand)|monthly|mensual|"
     r"mensuel|monatlich|mensile|mensal|maandelijks)\b",
     re.IGNORECASE,
@@ -40,7 +41,7 @@ _FREQUENCIES = (
     (365, r"daily|taglich\w*|quotidien\w*|diari[oa]\w*|giornalier\w*|dagelijks"),
     (52, r"weekly|wochentlich\w*|hebdomadaire\w*|semanal\w*|settimanale|wekelijks"),
 )
-_TOTAL = re.compile(
+_TOTAL = lazy(
     r"\bhow\s+much\s+(?:will|would|do|does|did|shall)\s+(?:i|you|we|it|they|he|she|that)\s+"
     r"(?:have|get|end\s+up|be\s+worth|grow|receive)|\b(?:total|in\s+all|final|end\s+up|balance|grow\s+to|"
     r"worth|future\s+value|endbetrag|endkapital|am\s+ende|insgesamt|gesamt|habe\s+ich|montant|au\s+bout|aurai|"
@@ -49,13 +50,13 @@ _TOTAL = re.compile(
 )
 
 
-_INTEREST_ASKED = re.compile(
+_INTEREST_ASKED = lazy(
     r"\bhow\s+much\s+(?:in\s+)?interest|\binterest\s+(?:earned|amount|paid|do\s+i|will\s+i)|"
     r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+interest|\bwie\s*viele?\s+zinsen|\bcombien\s+d'interets|"
     r"\bcuanto\s+(?:de\s+)?interes|\bquanto\s+(?:di\s+)?interess|\bquantos?\s+(?:de\s+)?juros|\bhoeveel\s+rente",
     re.IGNORECASE,
 )
-_AFTER_TIME = re.compile(r"\b(?:after|nach|apres|despues\s+de|dopo|depois\s+de|na)\s+\d", re.IGNORECASE)
+_AFTER_TIME = lazy(r"\b(?:after|nach|apres|despues\s+de|dopo|depois\s+de|na)\s+\d", re.IGNORECASE)
 
 
 def _frequency(text: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from cortex_lsp.agent.lazy_re import LazyPattern, lazy
 from cortex_lsp.agent.numtext import CURRENCY, NUM, PERCENT_SIGN, continental, fold, number, tidy
 
 
@@ -23,8 +24,8 @@ class Figure(NamedTuple):
     percent: bool
 
 
-_FIGURE = re.compile(rf"{NUM}({PERCENT_SIGN})?", re.IGNORECASE)
-AFTER_AMOUNT = re.compile(
+_FIGURE = lazy(rf"{NUM}({PERCENT_SIGN})?", re.IGNORECASE)
+AFTER_AMOUNT = lazy(
     rf"\s*(?:$|[.,;:!?)]|{CURRENCY}|"
     r"(?:and|with|at|is|was|are|were|plus|minus|less|more|off|increased|decreased|reduced|raised|dropped|fell|"
     r"rose|went|grew|for|on|in|but|then|now|so|if|after|by|up|down|including|incl|excl|net|gross|total|"
@@ -36,36 +37,36 @@ AFTER_AMOUNT = re.compile(
     re.IGNORECASE,
 )
 # words that may stand between an amount and its percentage ("80 with 25% off", "20% discount on 80")
-_GLUE = re.compile(
+_GLUE = lazy(
     r"(?:\s|[,:+-]|\b(?:with|at|and|is|it's|its|a|an|the|on|of|from|for|by|off|plus|minus|less|more|than|to|"
     r"increased|decreased|reduced|raised|increase|decrease|reduce|raise|discount|tip|tax|vat|"
     r"und|mit|von|auf|um|et|avec|de|du|sur|y|con|el|del|e|di|com|do|da|en|met|van|op)\b)*",
     re.IGNORECASE,
 )
 # words before an amount that make it money: "costs 120", "earn 3000", "the price is 80"
-_PRICE_BEFORE = re.compile(
+_PRICE_BEFORE = lazy(
     r"\b(?:costs?|costing|price[ds]?|pay|paid|paying|bill|earn|earns|make|makes|salary|is|was|are|were|worth|"
     r"get|gets|got|receive|bekomme|bekommt|erhalte|gagne|percibo|cobro|prendo|recebo|krijg|"
     r"kostet|kosten|preis|betragt|ist|coute|coutent|prix|est|cuesta|cuestan|precio|vale|es|costa|costano|"
     r"prezzo|custa|custam|preco|kost|prijs|verdiene|gano|guadagno|ganho|verdien)(?:\s+(?:of|a|an|the|at|de|di|van))?\s*(?:[$€£]\s*)?$",
     re.IGNORECASE,
 )
-_CURRENCY_NEAR = re.compile(rf"\s*{CURRENCY}", re.IGNORECASE)
-_RESULT_BEFORE = re.compile(r"\b(?:to|para|naar|tot|a)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
+_CURRENCY_NEAR = lazy(rf"\s*{CURRENCY}", re.IGNORECASE)
+_RESULT_BEFORE = lazy(r"\b(?:to|para|naar|tot|a)\s*(?:[$€£]\s*)?$", re.IGNORECASE)
 # a change that happened: "rose 10% to 55" gives the result after "to"; "add 10% to 250" the base
-_CHANGED = re.compile(
+_CHANGED = lazy(
     r"\b(?:rose|risen|grew|grown|went|increased|decreased|fell|fallen|dropped|climbed|jumped|raised|reduced|"
     r"gestiegen|gesunken|gefallen|erhoht|passee?|monte|subio|bajo|salito|sceso|subiu|caiu|gestegen|gedaald)\b",
     re.IGNORECASE,
 )
-_RESULT_BEFORE_DE = re.compile(r"\bauf\s*(?:[$€£]\s*)?$", re.IGNORECASE)  # "um 10 % auf 55 gestiegen"
+_RESULT_BEFORE_DE = lazy(r"\bauf\s*(?:[$€£]\s*)?$", re.IGNORECASE)  # "um 10 % auf 55 gestiegen"
 
-_DISCOUNT = re.compile(
+_DISCOUNT = lazy(
     r"\b(?:off|discount(?:ed)?|reduction|markdown|marked\s+down|rabatt|nachlass|ermassigt|remise|rabais|"
     r"soldee?s?|descuento|rebaja(?:do|da)?|sconto|scontat[oa]|ribasso|desconto|korting|afgeprijsd)\b",
     re.IGNORECASE,
 )
-_SAVING = re.compile(
+_SAVING = lazy(
     r"\b(?:save|saving|savings|how\s+much\s+(?:is\s+)?(?:the\s+|a\s+)?(?:\d+(?:[.,]\d+)?\s*(?:%|percent)\s+)?"
     r"(?:discount|off)|discount\s+amount|cuanto\s+es\s+(?:el|un)\s+\d+(?:[.,]\d+)?\s*%\s+de\s+descuento|"
     r"wie\s*viel\s+(?:sind|ist|macht)\s+(?:der\s+)?\d+(?:[.,]\d+)?\s*(?:%|prozent)\s+rabatt|"
@@ -73,33 +74,33 @@ _SAVING = re.compile(
     r"economizo|economizar|economia|bespaar\w*)\b",
     re.IGNORECASE,
 )
-_ADDED = re.compile(
+_ADDED = lazy(
     r"\b(?:vat|tax|taxes|gst|hst|tip|gratuity|service\s+charge|surcharge|markup|mark-up|mwst|mehrwertsteuer|"
     r"ust|umsatzsteuer|steuer|trinkgeld|aufschlag|tva|taxe|pourboire|iva|impuestos?|propina|recargo|mancia|"
     r"maggiorazione|imposto|gorjeta|btw|fooi|toeslag)\b",
     re.IGNORECASE,
 )
-_ADDED_ONLY = re.compile(
+_ADDED_ONLY = lazy(
     r"\bhow\s+much\s+(?:is\s+)?(?:the\s+|a\s+)?(?:tip|tax|vat|gratuity|gst)\b|\b(?:tip|tax|vat)\s+amount\b|"
     r"\bwhat(?:'s|\s+is|\s+would\s+be)\s+(?:the\s+|a\s+)?(?:tip|tax|vat|gratuity|gst)\b|"
     r"\bwie\s*viel\s+(?:trinkgeld|mwst|steuer)|\bcombien\s+de\s+(?:pourboire|tva)|\bcuant[ao]\s+de\s+(?:propina|iva)|"
     r"\bquanto\s+di\s+(?:mancia|iva)|\bquanto\s+de\s+(?:gorjeta|imposto)|\bhoeveel\s+(?:fooi|btw)",
     re.IGNORECASE,
 )
-_TOTAL = re.compile(
+_TOTAL = lazy(
     r"\b(?:total|in\s+all|altogether|with|including|incl|inc|plus|added|add|after|gross|final|overall|"
     r"mit|inkl|inklusive|brutto|insgesamt|gesamt|zusammen|zahle|avec|ttc|compris|en\s+tout|paie|con|mas|"
     r"incluid[oa]s?|piu|compres[oa]|inclus[oa]|totale|com|mais|met|inclusief|totaal)\b",
     re.IGNORECASE,
 )
-_UP = re.compile(
+_UP = lazy(
     r"\b(?:increase[ds]?|increasing|raise[ds]?|raising|rise|rises|rose|grow|grows|grown|grew|up|plus|more|"
     r"higher|markup|hike[ds]?|add|\w*erhoh\w*|steig\w*|gestiegen|mehr|augment\w*|hausse|aument\w*|subi\w*|"
     r"sube|suben|subir|mas|piu|"
     r"verhoog\w*|stijg\w*|gestegen|meer)\b",
     re.IGNORECASE,
 )
-_DOWN = re.compile(
+_DOWN = lazy(
     r"\b(?:decrease[ds]?|decreasing|reduce[ds]?|reducing|cut|drop|drops|dropped|fall|falls|fell|down|minus|less|"
     r"lower|lowered|shrink|shrank|senk\w*|gesenkt|gesunken|gefallen|reduzier\w*|verringer\w*|weniger|diminu\w*|"
     r"baisse|reduit\w*|moins|reduc\w*|disminu\w*|bajo|bajar|menos|ridott\w*|ridurre|meno|calo|reduzi\w*|"
@@ -110,12 +111,12 @@ _PCT_WORD = (r"(?:percent(?:age)?|per\s*cent|%|prozent\w*|pourcentage|porcentaje
              r"porcentagem|procent\w*)")
 _FROM = r"(?:from|von|de|da|van|desde|du)"
 _TO = r"(?:to|auf|zu|a|al|para|tot|naar|en|in|at)"
-_CHANGE_AFTER = re.compile(
+_CHANGE_AFTER = lazy(
     rf"\b{_PCT_WORD}(?:\s+[^\W\d]+){{0,8}}?\s+{_FROM}\s+(?:[$€£]\s*)?{NUM}\s*(?:{CURRENCY}\s*)?"
     rf"{_TO}\s+(?:[$€£]\s*)?{NUM}(?!\s*{PERCENT_SIGN})",
     re.IGNORECASE,
 )
-_CHANGE_BEFORE = re.compile(
+_CHANGE_BEFORE = lazy(
     rf"\b{_FROM}\s+(?:[$€£]\s*)?{NUM}\s*(?:{CURRENCY}\s*)?{_TO}\s+(?:[$€£]\s*)?{NUM}(?!\s*{PERCENT_SIGN})"
     rf"(?:\W+[^\W\d]+){{0,10}}?\W+{_PCT_WORD}",
     re.IGNORECASE,
@@ -157,7 +158,7 @@ def amount_and_percent(text: str, comma_decimal: bool) -> tuple[Figure, Figure] 
     return amount, percent
 
 
-def _near(text: str, amount: Figure, percent: Figure, pattern: re.Pattern[str]) -> bool:
+def _near(text: str, amount: Figure, percent: Figure, pattern: re.Pattern[str] | LazyPattern) -> bool:
     """``pattern`` in the stretch from a few words before the two numbers to a few words after."""
     start, end = min(amount.start, percent.start), max(amount.end, percent.end)
     before = text[:start].split()[-4:]

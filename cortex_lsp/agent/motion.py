@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.lazy_re import lazy
 from cortex_lsp.agent.numtext import NUM, continental, fold, number, tidy
 from cortex_lsp.agent.unit_names import BY_KEY, Unit
 from cortex_lsp.agent.units import UNIT, factor_text, unit_named
@@ -22,26 +23,26 @@ from cortex_lsp.agent.units import UNIT, factor_text, unit_named
 # each speed unit as a length unit over a time unit
 _PARTS = {"kmh": ("km", "h"), "mph": ("mi", "h"), "mps": ("m", "s"), "kn": ("nmi", "h"), "ftps": ("ft", "s")}
 _SPEED_FOR = {"km": "kmh", "mi": "mph", "m": "mps", "nmi": "kn", "ft": "ftps"}
-_QUANTITY = re.compile(rf"{NUM}\s*({UNIT})", re.IGNORECASE)
-_FAR = re.compile(
+_QUANTITY = lazy(rf"{NUM}\s*({UNIT})", re.IGNORECASE)
+_FAR = lazy(
     r"\b(?:how\s+far|distance|how\s+many\s+(?:km|kilomet\w+|miles|metres|meters)|wie\s+weit|welche\s+strecke|"
     r"strecke|entfernung|quelle\s+distance|distance|distancia|que\s+distancia|che\s+distanza|distanza|"
     r"quanta\s+strada|que\s+distancia|hoe\s+ver|afstand)\b",
     re.IGNORECASE,
 )
-_LONG = re.compile(
+_LONG = lazy(
     r"\b(?:how\s+long|how\s+much\s+time|how\s+many\s+(?:hours|minutes|seconds)|wie\s+lange?|wie\s+viel\s+zeit|"
     r"wie\s+viele\s+(?:stunden|minuten)|combien\s+de\s+(?:temps|minutes|heures)|cuanto\s+tiempo|"
     r"cuantas\s+horas|cuantos\s+minutos|quanto\s+tempo|quante\s+ore|quanti\s+minuti|quantas\s+horas|"
     r"quantos\s+minutos|hoe\s+lang|hoeveel\s+(?:tijd|uur|minuten))\b",
     re.IGNORECASE,
 )
-_FAST = re.compile(
+_FAST = lazy(
     r"\b(?:speed|fast|velocity|pace|geschwindigkeit|schnell|tempo|vitesse|vite|velocidad|rapido|velocita|veloce|"
     r"velocidade|snelheid|snel)\b",
     re.IGNORECASE,
 )
-_ASKED_UNIT = re.compile(rf"\b(?:in|en|em|naar|to|into)\s+({UNIT})\s*[?.!]?\s*$|\bhow\s+many\s+({UNIT})",
+_ASKED_UNIT = lazy(rf"\b(?:in|en|em|naar|to|into)\s+({UNIT})\s*[?.!]?\s*$|\bhow\s+many\s+({UNIT})",
                          re.IGNORECASE)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from cortex_lsp.agent.lazy_re import lazy
 from cortex_lsp.agent.numtext import CURRENCY, NUM, continental, fold, number
 from cortex_lsp.agent.unit_names import ABBREVIATIONS, WORDS
 from cortex_lsp.agent.units import unit_named
@@ -41,11 +42,11 @@ def _alternation(names: list[str]) -> str:
 _THING = (rf"(?:(?-i:{_alternation(list(ABBREVIATIONS))})|{_alternation([*WORDS, *_NOUN_OF])})"
           r"(?![^\W_]|/\w)")
 _PER = r"(?:an?|per|each|every|/|pro|je|par|de\s+l'|la|le|por|al|all'|l'|ao)"
-_RATE = re.compile(
+_RATE = lazy(
     rf"(?:[$€£]\s*)?{NUM}\s*(?:(?:{CURRENCY}|(?P<what>{_THING}))\s*)?(?P<sep>{_PER})\s*(?P<per>{_THING})",
     re.IGNORECASE,
 )
-_AMOUNT = re.compile(rf"{NUM}\s*(?P<thing>{_THING})", re.IGNORECASE)
+_AMOUNT = lazy(rf"{NUM}\s*(?P<thing>{_THING})", re.IGNORECASE)
 
 
 def _key(text: str) -> str | None:
@@ -92,25 +93,25 @@ def rate_times_amount(text: str, comma_decimal: bool) -> str | None:
 _EACH_AFTER = (r"(?:each|apiece|a\s+piece|per\s+(?:piece|item|unit)|chacune?|(?:la\s+)?piece|l'unite|l'une?|"
                r"cada(?:\s+un[oa])?|la\s+unidad|ciascun[oa]|l'un[oa]|cadaun[oa]|al\s+pezzo|cada\s+uma?|a\s+unidade|"
                r"elk|per\s+stuk|pro\s+stuck|das\s+stuck|je\s+stuck)\b")
-_EACH = re.compile(
+_EACH = lazy(
     rf"{NUM}\s+(?:[^\W\d]+\s+){{1,3}}?(?:at|for|@|costing|a|zu(?:\s+je)?|je|de|por|da|per|voor|van|"
     rf"(?:that|which)\s+cost|kosten|kostet|coutant|que\s+cuestan|che\s+costano|que\s+custam)\s+"
     rf"(?:[$€£]\s*)?{NUM}\s*(?:{CURRENCY}\s*)?{_EACH_AFTER}",
     re.IGNORECASE,
 )
-_EACH_JE = re.compile(
+_EACH_JE = lazy(
     rf"{NUM}\s+(?:[^\W\d]+\s+){{1,3}}?zu\s+je\s+(?:[$€£]\s*)?{NUM}(?:\s*{CURRENCY})?", re.IGNORECASE)
 
 _HOW_MANY = r"(?:how\s+many|wie\s*viele|combien\s+de|cuant[oa]s|quant[ie]|quant[oa]s|hoeveel)"
 _FOR = r"(?:for|to\s+(?:hold|fit|pack|carry|seat|transport|store|take)|para|pour|fur|per|voor|um)"
-_CONTAINER = re.compile(
+_CONTAINER = lazy(
     rf"\b{_HOW_MANY}\s+(?:full\s+)?(?:[^\W\d]+\s+){{0,1}}[^\W\d]+\s+(?:of|with|holding|that\s+holds?|de|da|di|"
     rf"mit|met|a|zu)\s+{NUM}(?:\s+[^\W\d]+)?(?:\s+[^\W\d']+){{0,4}}?\s+{_FOR}\s+{NUM}",
     re.IGNORECASE,
 )
-_CONTAINER_SIZED = re.compile(
+_CONTAINER_SIZED = lazy(
     rf"\b{_HOW_MANY}\s+{NUM}-[^\W\d]+\s+[^\W\d]+(?:\s+[^\W\d']+){{0,4}}?\s+{_FOR}\s+{NUM}", re.IGNORECASE)
-_FILLED = re.compile(r"\b(?:full|fill|filled|complete|voll\w*|pleine?s?|rempli\w*|llenas?|llenos?|pien[ie]|"
+_FILLED = lazy(r"\b(?:full|fill|filled|complete|voll\w*|pleine?s?|rempli\w*|llenas?|llenos?|pien[ie]|"
                      r"cheias?|cheios?|volle)\b", re.IGNORECASE)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from cortex_lsp.agent.lazy_re import lazy
 from cortex_lsp.agent.numtext import continental, decimal_text, fold, number, tidy
 from cortex_lsp.agent.unit_names import ABBREVIATIONS, DEGREES, WORDS, Unit
 
@@ -44,24 +45,24 @@ _LINK = (r"(?:are|is|there|in|into|does|do|make|makes|equal|equals|fit|go|has|ha
 _ONE = (r"(?:a|an|one|ein|eine|einem|einer|un|une|uno|una|un'|um|uma|een|1)")
 _HALF = r"(?:half\s+(?:an?|one)|a\s+half|eine\s+halbe|einer\s+halben|une\s+demi-?e?|media|mezza|mezz'|meia|een\s+half)"
 _ARTICLE_QUANTITY = rf"(?:({_HALF})|{_ONE})\s*({UNIT})"
-_ASK_FIRST = re.compile(
+_ASK_FIRST = lazy(
     rf"\b{_HOW_MANY}\s+({UNIT})(?:\s+{_LINK}){{0,4}}\s+(?:({_CHAIN})|{_ARTICLE_QUANTITY})(?!\s*(?:/|per\b|pro\b))",
     re.IGNORECASE,
 )
-_ASK_AFTER = re.compile(
+_ASK_AFTER = lazy(
     rf"(?P<chain>{_CHAIN})\s*(?:(?:is|are|=|equals?|makes?|sind|ist|sont|fait|font|son|es|sono|sao|zijn)\s*)?"
     rf"{_HOW_MANY}\s+(?P<target>{UNIT})",
     re.IGNORECASE,
 )
 # "to", "in", "into", "as", "en", "a", "para", "em", "naar", "nach", "=", "→"; the target is a unit
 # directly after (never a number: "from 5 km to 10 km" is a range)
-_CONVERT = re.compile(
+_CONVERT = lazy(
     rf"(?<!\bper\s)(?<!/)(?P<chain>{_CHAIN})\s*"
     rf"(?:(?:\s(?P<prep>to|into|in|as|en|a|para|em|naar|nach|na|zu)\s+)|(?:=|->|→)\s*\??\s*)"
     rf"(?:(?:the|die|den|les)\s+)?(?P<target>{UNIT})(?!\s*\d)",
     re.IGNORECASE,
 )
-_QUANTITY_RE = re.compile(_QUANTITY, re.IGNORECASE)
+_QUANTITY_RE = lazy(_QUANTITY, re.IGNORECASE)
 
 # small numbers as words, read only right before a unit ("drei Stunden", "deux heures", "dos horas")
 _NUMBER_WORDS = {
@@ -75,7 +76,7 @@ _NUMBER_WORDS = {
     ))
     for word in words.split("|") if word
 }
-_NUMBER_WORD_BEFORE_UNIT = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\s+(?=(?:{UNIT}))", re.IGNORECASE)
+_NUMBER_WORD_BEFORE_UNIT = lazy(rf"\b({'|'.join(_NUMBER_WORDS)})\s+(?=(?:{UNIT}))", re.IGNORECASE)
 
 
 def unit_named(text: str) -> Unit | None:

@@ -171,6 +171,14 @@ async def warm(ls: CortexServer, modules: Sequence[str] = MODULES, *, freeze: bo
         except Exception as exc:
             report.failed["meaning"] = str(exc) or exc.__class__.__name__
 
+    try:  # last, off the loop: the word-math patterns a first ask with numbers would otherwise compile
+        from cortex_lsp.agent.lazy_re import compile_all
+
+        await asyncio.to_thread(compile_all)
+        report.done.append("patterns")
+    except Exception as exc:
+        report.failed["patterns"] = str(exc) or exc.__class__.__name__
+
     if freeze:  # no gc.collect() first: a full collection here would stall the loop for tens of ms
         gc.freeze()
     report.seconds = time.perf_counter() - started

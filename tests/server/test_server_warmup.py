@@ -50,7 +50,7 @@ async def test_store_opens_in_background_and_code_actions_do_not_wait(model: Scr
         report = await _warmup_log(client)
         assert actions, "a code action is offered while the warm-up runs"
         assert answered_before_warm, "the code action waited for the warm-up"
-        assert "memory" in report and "skipped" not in report, report
+        assert "memory" in report and "patterns" in report and "skipped" not in report, report
         # the store was opened and the model connection made before any command was sent
         assert (tmp_path / "data" / "memory.db").exists()
         assert any(path == "/api/version" for path, _ in model.requests)
