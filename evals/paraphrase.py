@@ -124,10 +124,10 @@ def route_label(message: str, classifier: object | None) -> tuple[str, str, floa
     tools = [c.tool for c in chosen.calls]
     if chosen.save_to:
         label = "write_given"
+    elif chosen.run_written:  # (after looking for a data file that answers, when find_data is set too)
+        label = "compute"
     elif chosen.find_data:
         label = "csv"
-    elif chosen.run_written:
-        label = "compute"
     else:
         label = decided([{"tool": t} for t in tools], 0)
     return label, meaning.describe() if meaning is not None else "no classifier", seconds
