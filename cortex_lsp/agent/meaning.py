@@ -26,6 +26,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -139,6 +140,8 @@ class MeaningClassifier:
         self._lock = threading.Lock()
         self.docs = DocsMatcher(embedder, cache_dir)
         self.views = ProjectViews()
+        # the folder is read in this thread while the request is embedded (the encoder releases the GIL)
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-project-view")
         self._weights: Any = None
         self._labels: tuple[str, ...] = ()
 
@@ -228,10 +231,11 @@ class MeaningClassifier:
 
         began = time.perf_counter()
         self.prepare()
+        reading = self._reader.submit(self.views.view, root) if root is not None else None
         vector = np.asarray(self.embedder.embed_sync([request_shape(text)])[0], dtype=np.float32)
         docs = project = None
-        if root is not None:
-            project = self.views.view(root)
+        if reading is not None:
+            project = reading.result()
             if project.sections:
                 self.docs.prepare(project.sections, limit=EMBED_AT_ASK)
                 unit = vector / max(float(np.linalg.norm(vector)), 1e-12)
