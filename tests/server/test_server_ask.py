@@ -99,11 +99,8 @@ async def test_wait_false_returns_run_id_then_done_event(model: ScriptedModelSer
     async with lsp_session(model, tmp_path) as client:
         started = await ask(client, "anything", wait=False)
         assert set(started) >= {"run_id"}
-        for _ in range(200):
-            if any(e["type"] == "done" for e in client.rec.events.get(started["run_id"], [])):
-                break
-            await asyncio.sleep(0.05)
-        done = [e for e in client.rec.events[started["run_id"]] if e["type"] == "done"]
+        done = await until(lambda: [e for e in client.rec.events.get(started["run_id"], []) if e["type"] == "done"],
+                           what="the run's done event")
     assert done and done[0]["data"]["answer"] == "later answer"
     assert done[0]["data"]["stop_reason"] == "answered"
 

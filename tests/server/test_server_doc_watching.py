@@ -5,7 +5,6 @@ from the index's own log line (folders walked, paths re-read), never from timing
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from pytest_lsp import make_test_lsp_client
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import CortexClient, Recorder, ask, capabilities, close_session, server_env
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.waiting import until
 
 WORD = "zanzibarquokka"
 REFRESHED = re.compile(r"doc index refreshed: (\d+) folder\(s\) walked \((\d+) file\(s\)\), (\d+) changed path")
@@ -84,11 +84,8 @@ def make_folder(tmp_path: Path, files: int = 30) -> Path:
     return root
 
 
-async def wait_for(predicate: Any, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds * 20)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
+async def wait_for(predicate: Any, what: str = "the watcher's registration") -> None:
+    await until(predicate, what=what)  # raises when it never comes (it used to return silently after 10 s)
 
 
 def changed(client: CortexClient, *events: tuple[Path, types.FileChangeType]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,33 @@ async def _ask_and_cancel(client: CortexClient) -> None:
     assert result["stop_reason"] == "cancelled"
 
 
+async def _stderr_after_a_marker(client: CortexClient, capfd: pytest.CaptureFixture[str]) -> str:
+    """The server's stderr up to a line it writes now, once that line has been forwarded: the positive
+    event a "no routine line on stderr" check waits for instead of a quiet period. stderr is one pipe,
+    forwarded in order by a task of its own (pytest-lsp's, cancelled when the session ends), so a routine
+    line logged before the marker has reached the test by the time the marker has. The marker is the
+    stack dump the server writes on SIGUSR1 (cli.py: faulthandler), sent after a request answered, so
+    everything the server logged while handling what came before is written by then."""
+    await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="cortex.session.new", arguments=[])), timeout=30)
+    client._server.send_signal(signal.SIGUSR1)  # type: ignore[union-attr]
+    err: list[str] = []
+
+    def marked() -> bool:
+        err.append(capfd.readouterr().err)
+        return "most recent call first" in "".join(err)
+
+    await until(marked, what="the server's stack dump (SIGUSR1) on stderr")
+    return "".join(err)
+
+
 async def test_routine_lines_go_to_the_editor_not_stderr(model: ScriptedModelServer, tmp_path: Path,
                                                         capfd: pytest.CaptureFixture[str]) -> None:
     model.on(Reply(content="word " * 300, token_delay=0.05), times=None)
     async with lsp_session(model, tmp_path, env={"CORTEX_LOG_LEVEL": "INFO", "CORTEX_LOG_FORMAT": "json"}) as client:
         await _ask_and_cancel(client)
         cancelling = await _until_logged(client, "cancelling run")
-    err = capfd.readouterr().err
+        err = await _stderr_after_a_marker(client, capfd)
     assert cancelling.type == types.MessageType.Info
     routine = [r for r in _stderr_records(err) if r["level"] in ("DEBUG", "INFO", "WARNING")]
     assert routine == [], routine

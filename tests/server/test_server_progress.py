@@ -13,6 +13,7 @@ from lsprotocol import types
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
 from tests.lsp_harness import CortexClient, ask, execute, lsp_session
 from tests.scripted_model import Reply, ScriptedModelServer, call
+from tests.waiting import later_run, script_later_run, until
 
 
 def _messages(client: CortexClient) -> list[str]:
@@ -73,6 +74,7 @@ def _hold_create(client: CortexClient, release: asyncio.Event, created: list[str
 
 async def test_run_does_not_wait_for_the_create_reply(model: ScriptedModelServer, tmp_path: Path) -> None:
     model.on(Reply(content="Tokyo is the capital."), contains="capital of Japan", times=None)
+    script_later_run(model)
     release = asyncio.Event()
     created: list[str] = []
     async with lsp_session(model, tmp_path) as client:
@@ -83,12 +85,14 @@ async def test_run_does_not_wait_for_the_create_reply(model: ScriptedModelServer
         assert len(created) == 1, "the create request was sent"
         assert client.progress_reports[created[0]] == [], "nothing is reported on a token not yet made"
         release.set()
-        for _ in range(200):  # the late reply: the server closes the token it asked for
-            if client.progress_reports[created[0]]:
-                break
-            await asyncio.sleep(0.05)
+        # the late reply: the server begins and closes the token it asked for (waiting for the end, not
+        # for the first report: begin alone would be snapshotted if the end came a moment later)
+        await until(lambda: any(isinstance(v, types.WorkDoneProgressEnd) for v in client.progress_reports[created[0]]),
+                    what="the late token's end")
+        # a later run streams at a scripted pace (10 tokens, 0.05 s apart): whatever a leftover of the first
+        # run (a flush timer) would send on the late token has arrived by its answer
+        follow_up = await later_run(client)
         late = list(client.progress_reports[created[0]])
-        follow_up = await ask(client, "What is the capital of Japan? Again.")
     assert result["stop_reason"] == "answered" and result["answer"] == "Tokyo is the capital."
     assert [type(v) for v in late] == [types.WorkDoneProgressBegin, types.WorkDoneProgressEnd]
     assert follow_up["stop_reason"] == "answered"
@@ -101,11 +105,8 @@ async def test_progress_begins_when_the_create_reply_arrives(model: ScriptedMode
     async with lsp_session(model, tmp_path) as client:
         _hold_create(client, release, created)
         task = asyncio.create_task(ask(client, "a long answer please"))
-        for _ in range(600):  # the run streams before the client has answered create
-            if any(e["type"] == "token" for e in client.rec.all_events):
-                break
-            await asyncio.sleep(0.05)
-        assert any(e["type"] == "token" for e in client.rec.all_events)
+        # the run streams before the client has answered create
+        await until(lambda: any(e["type"] == "token" for e in client.rec.all_events), what="a streamed token")
         assert client.progress_reports[created[0]] == []
         release.set()
         result = await asyncio.wait_for(task, timeout=60)

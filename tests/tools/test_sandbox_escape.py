@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -383,10 +382,7 @@ def test_worker_dies_with_server(mode: str, state: str, world: dict[str, Path]) 
         assert workers, "no worker process was started"
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=30)
-        deadline = time.monotonic() + 20
-        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(alive(pid) for pid in workers)
+        until_sync(lambda: not any(alive(pid) for pid in workers), what="the workers to die with the server")
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)

@@ -20,8 +20,9 @@ import pytest_asyncio
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
-from tests.procs import alive, descendants
+from tests.procs import alive, cpu_seconds, descendants
 from tests.tools.folder_world import build
+from tests.waiting import until
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 MARKER = f"FOLDER-SECRET-{uuid.uuid4().hex}"
@@ -286,20 +287,22 @@ async def test_a_cancelled_run_ends_its_worker_while_a_module_runs(root: Path, m
         pytest.skip(f"bubblewrap is not usable here: {plan.detail}")
     before = {p for p in descendants(os.getpid()) if alive(p)}
     try:
+        # a waiting worker (started and idle), so the CPU it uses from now on is the run's
+        await sandbox.prewarm([root])
+        await sandbox.wait_ready()
+        workers = {p for p in descendants(os.getpid()) if alive(p)} - before
+        assert workers, "no waiting worker was started"
+        idle = sum(cpu_seconds(p) for p in workers)
         task = asyncio.ensure_future(sandbox.run("import spin", roots=[root]))
-        for _ in range(200):  # until the worker is running the module
-            await asyncio.sleep(0.05)
-            if {p for p in descendants(os.getpid()) if alive(p)} - before:
-                break
-        await asyncio.sleep(0.5)
+        # until the worker is running the module (``while True: pass``): it has used a CPU-second since it
+        # was handed the snippet, which reading the request and loading one module never take
+        await until(lambda: task.done() or sum(cpu_seconds(p) for p in workers) - idle >= 1.0, within=60,
+                    what="the worker to spin in the module")
+        assert not task.done(), task.result()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        for _ in range(200):
-            left = {p for p in descendants(os.getpid()) if alive(p)} - before
-            if not left:
-                break
-            await asyncio.sleep(0.05)
-        assert not left, f"worker processes left after the cancel: {left}"
+        await until(lambda: not {p for p in descendants(os.getpid()) if alive(p)} - before,
+                    what="the worker processes to end after the cancel")
     finally:
         await sandbox.aclose()

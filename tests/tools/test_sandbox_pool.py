@@ -17,6 +17,7 @@ import pytest
 
 from cortex_lsp.tools.sandbox import pool as pool_module
 from tests.procs import state as proc_state
+from tests.waiting import until
 
 
 async def _parent_leaving_a_child_behind() -> tuple[asyncio.subprocess.Process, int]:
@@ -36,9 +37,11 @@ async def test_reaping_ends_although_a_left_behind_process_holds_the_pipe(monkey
     try:
         assert proc.returncode is None  # still running: the reap below waits for its exit
         waiting = asyncio.ensure_future(proc.wait())
-        # the premise: 1 s on, the shell has exited, yet wait() has not returned (the child holds stdout)
-        done, _ = await asyncio.wait({waiting}, timeout=1.0)
-        assert not done, "wait() returned: the premise of this test does not hold on this Python"
+        # the premise: the shell has exited (the loop has its status), yet wait() has not returned, because
+        # the child holds stdout (the pipe has not reached its end); checked on the state, not after a wait
+        await until(lambda: proc.returncode is not None, what="the shell to exit")
+        assert proc.stdout is not None and not proc.stdout.at_eof(), "the premise: the child holds the pipe"
+        assert not waiting.done(), "wait() returned: the premise of this test does not hold on this Python"
         reaping = asyncio.ensure_future(pool_module._reap(proc))
         await asyncio.wait_for(reaping, 10)  # bounded, instead of forever
         assert proc.returncode == 0
