@@ -379,6 +379,25 @@ class Passage:
     text: str
 
 
+def _leads(lines: list[str]) -> set[int]:
+    """The lines between a document's title (``# ``) and its first section (``## ``): the lead says what
+    the whole document is about ("How to install the service"), a section says how; so the lead is
+    shown only when no line of a section stands out."""
+    lead: set[int] = set()
+    i = 0
+    while i < len(lines):
+        if re.match(r"^#\s", lines[i].strip()):
+            j = i + 1
+            while j < len(lines) and not re.match(r"^#{1,6}\s", lines[j].strip()):
+                j += 1
+            if j < len(lines) and re.match(r"^#{2,6}\s", lines[j].strip()):
+                lead.update(range(i + 1, j))
+            i = j
+        else:
+            i += 1
+    return lead
+
+
 def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_lines: int = 4) -> list[Excerpt]:
     """The lines of the found ``passages`` that ``question`` points at, weighed together (a word rare
     across all of them weighs more), best places first in reading order."""
@@ -396,12 +415,16 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     if not lines or not (asked or literals):
         return []
     scorer = _Scorer(lines, asked, literals)
+    lead = _leads(lines)
     candidates = []
     for i, line in enumerate(lines):
         if line.strip() and (score := scorer.score(i, i)) > 0:
             prose = PurePosixPath((origin[i] or ("", 0))[0].lower()).suffix in _PROSE_SUFFIXES
             first, last = _paragraph(lines, i) if prose else (i, i)
             candidates.append(_Scored(score, first, last))
+    in_sections = [c for c in candidates if c.first not in lead and c.score >= scorer.least()]
+    if in_sections:
+        candidates = [c for c in candidates if c.first not in lead]
     excerpts = []
     for a, b in _choose(candidates, scorer, max_lines):
         where = origin[a]

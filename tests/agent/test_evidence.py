@@ -157,3 +157,17 @@ def test_found_passages_are_weighed_together() -> None:
     assert relevant_passage_lines(passages, "what is the capital of Peru?") == []
     # a passage's last line and the next passage's first are never one place
     assert all(e.lines[-1] != "" for e in relevant_passage_lines(passages, "server"))
+
+
+def test_a_documents_lead_gives_way_to_the_section_that_says_how() -> None:
+    setup = ("# Setup\n\nHow to install the billing service on a new machine.\n\n## Installation steps\n\n"
+             "1. Install Python 3.12.\n2. Install the dependencies: `pip install -r requirements.txt`.\n")
+    passages = [Passage("docs/setup.md", 1, setup)]
+    shown = render(relevant_passage_lines(passages, "how do I install the dependencies on a new machine?"))
+    assert "requirements.txt" in shown and "How to install the billing" not in shown
+    # the lead is still the evidence when no section line stands out
+    lead_only = render(relevant_passage_lines(passages, "what is the billing service?"))
+    assert "How to install the billing service" in lead_only
+    # a title with no section under it has no lead: its first paragraph is the document
+    flat = [Passage("README.md", 1, "# Shop\n\nThe server is started with `make serve`.\n")]
+    assert "make serve" in render(relevant_passage_lines(flat, "how is the server started?"))
