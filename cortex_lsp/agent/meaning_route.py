@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from cortex_lsp.agent.datavalue import is_data_file
 from cortex_lsp.agent.given import given_write
@@ -172,10 +173,32 @@ def _write(offered: set[str], message: str, project: ProjectView | None, exists:
                  reason="the request means writing the text it gives to a new file")
 
 
+#: a word before "folder" or "directory" that means the open folder itself ("the main folder", "the
+#: top-level directory"), unless the project has a folder of that name
+ROOT_WORDS = frozenset({"main", "top", "top-level", "toplevel", "base", "repo", "repository", "outermost",
+                        "root-level", "highest", "uppermost"})
+
+
+def _root_word_listing(ruled: Route, project: ProjectView | None) -> Route | None:
+    """"list the contents of the main folder": the open folder, not a folder called ``main``."""
+    folders = {f.lower() for f in project.folders} if project is not None else None
+    if folders is None or not ruled.calls or any(c.tool != "list_dir" for c in ruled.calls):
+        return None
+    paths = [str(c.arguments.get("path") or ".").strip("/").lower() for c in ruled.calls]
+    if not any(p in ROOT_WORDS and p not in folders for p in paths):
+        return None
+    calls = tuple(replace(c, arguments={**c.arguments, "path": "."}) if p in ROOT_WORDS and p not in folders
+                  else c for c, p in zip(ruled.calls, paths, strict=True))
+    return replace(ruled, calls=calls, reason="the words name the open folder itself")
+
+
 def _corrected(ruled: Route, meaning: Meaning, intent: IntentLike, offered: set[str], message: str,
                project: ProjectView | None) -> Route | None:
     """Where the meaning corrects a call the word tables made from one word read too narrowly."""
     tools = {c.tool for c in ruled.calls}
+    root_listing = _root_word_listing(ruled, project)
+    if root_listing is not None:
+        return root_listing
     if meaning.nearest == "run_code" and tools and tools <= {"calculator", "read_file"}:
         # "run print(3 ** 4)": the code runs, its arithmetic is not lifted out of it, and a name inside
         # it ("w.capitalize") is no file to read

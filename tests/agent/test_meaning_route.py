@@ -209,3 +209,23 @@ def test_code_typed_after_run_runs_even_when_a_name_in_it_looks_like_a_file() ->
     message = "Führ bitte diesen Code aus: print(' '.join(w.capitalize() for w in 'a b'.split()))"
     chosen = decide_in(message, reading("run_code", sure=False))
     assert [c.tool for c in chosen.calls] == ["python_exec"]
+
+
+@pytest.mark.parametrize("message", [
+    "I'm new to this repo. Could you list the contents of the main folder?",
+    "list the top-level folder",
+    "what files are in the base directory?",
+])
+def test_a_word_for_the_open_folder_itself_lists_the_open_folder(message: str) -> None:
+    chosen = decide_in(message, reading("list"))
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": "."})]
+
+
+def test_a_project_folder_called_main_is_listed_as_itself() -> None:
+    project = ProjectView(folders=frozenset({"main", "src"}), sections=())
+    meaning = Meaning(route="list", nearest="list", score=0.6, margin=0.2, runner_up="direct", project=project)
+    message = "list the contents of the main folder"
+    intent = read_intent(message)
+    chosen = combine(route(intent, message=message, available=TOOLS), meaning, intent, message=message,
+                     available=TOOLS, exists=lambda name: name.strip("/") in {"main", "src"})
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": "main"})]
