@@ -183,7 +183,37 @@ def arithmetic_from_words(words: str) -> str | None:
     return denoise(found) if found else None
 
 
+# "…, split evenly between 4 people", "and divide it among 3 of us", "split it 4 ways": the share of a total
+# the rest of the words work out (a number right after "split" is _SPLIT's: "split 90 between 3")
+_SHARED = re.compile(
+    r"[,;]?\s*(?:\b(?:and|then)\s+)*(?:\bwe\s+|\bto\s+)?\b(?:split|divide|share|shared)"
+    r"(?:\s+(?:it|that|this|the\s+(?:bill|total|cost|amount|check|sum)))?"
+    r"(?:\s+(?:evenly|equally|fairly))?\s+(?:(?:between|among|amongst|across)\s+(\d+)"
+    r"(?:\s+(?:people|persons|friends|guests|of\s+us|ways))?|(\d+)\s+ways)\b",
+    re.IGNORECASE,
+)
+
+
+def _shared(text: str) -> str | None:
+    """A total the words work out, split between ``n``: that total divided by ``n``."""
+    match = _SHARED.search(text)
+    if match is None:
+        return None
+    n = match.group(1) or match.group(2)
+    rest = (text[:match.start()] + text[match.end():]).strip()
+    if not n or int(n) == 0 or not re.search(r"\d", rest):
+        return None
+    total = _arithmetic(rest)
+    if total is None:  # "pizza costs 24, shared among 3 friends": the one amount given is the total
+        amounts = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\d)", rest)
+        total = amounts[0] if len(amounts) == 1 else None
+    return f"({total}) / ({n})" if total else None
+
+
 def _arithmetic(text: str) -> str | None:
+    shared = _shared(text) if _SHARED.search(text) else None
+    if shared:
+        return shared
     if not re.search(r"\d", text):  # only "how many seconds are in a day" computes without a digit
         asks = re.search(r"\b(?:how|wie|combien|cu[aá]nt|quant|hoeveel)", text, re.IGNORECASE)
         return unit_conversion(text) if asks else None
