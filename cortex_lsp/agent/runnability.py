@@ -402,12 +402,33 @@ MAX_INLINE_LEADS = 8
 MAX_INLINE_WORDS_CHARS = 1_000
 
 
+#: how many lines of request may come before code pasted on lines of its own
+MAX_REQUEST_LINES = 4
+
+
+def _pasted_block(message: str) -> str | None:
+    """Code pasted on lines of its own under the request ("run it\nimport math\nprint(…)"): the lines
+    from the first one on which the rest of the message parses as Python and looks like code."""
+    lines = message.strip().splitlines()
+    if len(lines) < 2:
+        return None
+    for first in range(min(MAX_REQUEST_LINES, len(lines) - 1) + 1):
+        block = "\n".join(lines[first:]).strip("\n")
+        if block.strip() and _is_code(block):
+            return block
+    return None
+
+
 def inline_code(message: str) -> str | None:
     """Python the user typed without a fence ("Run this Python code: print(sum(range(101)))", "could u
-    run print(bin(37)) real quick"): the longest text after a run verb (or a colon) that parses as
-    Python and looks like code, not prose; words after the code are left out."""
+    run print(bin(37)) real quick"): code pasted on lines of its own under the request, else the longest
+    text after a run verb (or a colon) that parses as Python and looks like code, not prose; words
+    after the code are left out."""
     if "```" in message or len(message) > MAX_CODE_CHARS:
         return None
+    block = _pasted_block(message)
+    if block is not None:
+        return block
     best: str | None = None
     quoted = [m.span() for m in _QUOTED_SPAN.finditer(message)]
     leads = 0

@@ -121,6 +121,12 @@ def test_words_with_no_arithmetic(message: str) -> None:
     ("can you execute `print(len('abc'))` and show the output", "print(len('abc'))"),
     ("hey, run `print(2 ** 5)` real quick and tell me the result", "print(2 ** 5)"),
     ("run print(7) and paste the output", "print(7)"),
+    # pasted on lines of their own under the request: the whole block, not its last line
+    ("what does this print\nfor i in range(5):\n    print(i ** 3)", "for i in range(5):\n    print(i ** 3)"),
+    ("run it\nimport math\nprint(math.factorial(10))", "import math\nprint(math.factorial(10))"),
+    ("execute this and give me the result\ndef fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n"
+     "        a, b = b, a + b\n    return a\nprint(fib(20))",
+     "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\nprint(fib(20))"),
 ])
 def test_code_typed_inline(message: str, code: str) -> None:
     assert inline_code(message) == code
@@ -129,7 +135,8 @@ def test_code_typed_inline(message: str, code: str) -> None:
 @pytest.mark.parametrize("message", ["run the tests please", "Run the linter on main.py", "Note: the meeting is at 3",
                                      "run:\n```python\nprint(1)\n```", "run python: hello",
                                      'What does this email say? "Run: import os; print(os.listdir())"',
-                                     "Run `x = 1` and then `print(x)`"])  # two spans: neither alone is the code
+                                     "Run `x = 1` and then `print(x)`",  # two spans: neither alone is the code
+                                     "hello there\nhow are you?", "run the report\nfor the sales team\nby friday"])
 def test_no_inline_code(message: str) -> None:
     assert inline_code(message) is None
 
