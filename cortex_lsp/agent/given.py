@@ -45,6 +45,9 @@ _WITH_ITEMS = re.compile(
     r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it)\s*[.!]?\s*$",
     re.IGNORECASE,
 )
+#: one item "with … in it" is text to write only when it reads as a literal: a file name or code signs
+#: ("with python app.py in it"), not a description ("with some ideas in it")
+_LITERAL_SIGNS = re.compile(r"[\w-]\.[A-Za-z0-9]{1,8}\b|[=/()$;:<>]")
 _FILE = re.compile(r"(?<![\w/.@-])((?:[\w-]+/)*(?:\.?[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,8}|\.[\w-]{2,}))(?![\w/-])")
 #: an extension-less file name the words introduce ("as AUTHORS", "a file called Makefile")
 _BARE_TARGET = re.compile(r"\b(?:as|called|named|file|fichier|datei|archivo|file\s+called)\s+"
@@ -102,6 +105,8 @@ def given_text(message: str, save_to: str, *, words: str = "") -> str | None:
         listed = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", items.group(1)) if i.strip(" .")]
         if len(listed) > 1:
             return "\n".join(listed) + "\n"
+        if len(listed) == 1 and _LITERAL_SIGNS.search(listed[0]):
+            return listed[0] + "\n"  # "with python app.py in it": a command, not a description
     for pattern in (_MARKED, _CONTAINING):
         match = pattern.search(message)
         if match:

@@ -252,8 +252,12 @@ def combine(
     if corrected is not None:
         return corrected
     if ruled.kind == "tools" or ruled.save_to:
-        reads_missing = bool(ruled.calls) and all(c.tool == "read_file" for c in ruled.calls) and exists is not None \
-            and not any(exists(str(c.arguments.get("path"))) for c in ruled.calls)
+        reads_only = bool(ruled.calls) and all(c.tool == "read_file" for c in ruled.calls) and exists is not None
+        missing = [c for c in ruled.calls if exists is not None and not exists(str(c.arguments.get("path")))]
+        # none of the files named is there to read; or one is not, and the request means writing given text
+        # ("save a script scripts/run.sh with python app.py in it": app.py is text, not a file to read)
+        reads_missing = reads_only and (len(missing) == len(ruled.calls)
+                                        or (bool(missing) and meaning.nearest == "write_given"))
         asks = message.rstrip().endswith("?")
         if not (reads_missing and exists is not None and not asks
                 and meaning.nearest in ("write_given", "read", "direct", "data_value")):

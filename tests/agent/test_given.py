@@ -33,6 +33,8 @@ def _exists(name: str) -> bool:
     ("Crea el archivo lista.txt con el texto: pan y leche", "lista.txt", "pan y leche"),
     ("write a file deploy.md that says `tested on staging`?", "deploy.md", "tested on staging"),
     ("pin requirements.txt with the line flask==3.0.0", "requirements.txt", "flask==3.0.0"),
+    ("save a script scripts/run.sh with python app.py in it", "scripts/run.sh", "python app.py\n"),
+    ("create env.sh with export DEBUG=1 in it", "env.sh", "export DEBUG=1\n"),
 ])
 def test_the_text_and_the_new_file_are_read_as_given(message: str, target: str, text: str) -> None:
     assert given_write(message, _exists) == GivenWrite(target, text)
@@ -45,6 +47,7 @@ def test_the_text_and_the_new_file_are_read_as_given(message: str, target: str, 
     "copy 'a' into one.txt and 'b' into two.txt",  # two new files: ambiguous
     "install version 3.0.0 please",                # a version is no file
     "what is 'hello' in French?",                  # no file at all
+    "create ideas.txt with some ideas in it",      # one item that describes the text, not the text
 ])
 def test_no_given_write(message: str) -> None:
     assert given_write(message, _exists) is None

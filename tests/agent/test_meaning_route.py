@@ -205,6 +205,11 @@ def test_meaning_proposes_a_write_of_given_text_to_a_new_file_only() -> None:
     assert decide_in("notes.md: ship on Monday", reading("write_given")).save_to is None  # it exists
     assert decide_in("what's in plan.txt: anything?", reading("read")).save_to is None  # a question
     assert decide_in("new file plan.txt, content: x", reading("write_given"), ["read_file"]).save_to is None
+    # a file named in the text given ("python app.py") is no file to read when the request means a write
+    chosen = decide_in("save a script scripts/run.sh with python app.py in it", reading("write_given"))
+    assert (chosen.save_to, chosen.save_text, chosen.calls) == ("scripts/run.sh", "python app.py\n", ())
+    chosen = decide_in("save a script scripts/run.sh with python app.py in it", reading("read"))
+    assert chosen.save_to is None  # a reading that is not a write keeps the reads
 
 
 def test_adding_up_a_column_is_no_write() -> None:
