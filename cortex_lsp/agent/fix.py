@@ -10,7 +10,7 @@ of its request (:attr:`AgentRequest.intent <cortex_lsp.agent.types.AgentRequest.
 
 from __future__ import annotations
 
-from cortex_lsp.guards.intent import Intent, parse_intent
+from cortex_lsp.intent.intent import Intent, parse_intent
 
 
 class Unnameable(ValueError):

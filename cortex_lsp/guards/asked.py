@@ -1,7 +1,7 @@
 """Did the user's own words clearly ask for this write? The ``asked`` label of a write.
 
 Read conservatively, from the user's own words after the provenance cuts (:func:`parse_intent
-<cortex_lsp.guards.intent.parse_intent>`): a write is asked for when
+<cortex_lsp.intent.intent.parse_intent>`): a write is asked for when
 
 * nothing in the words casts doubt on a request (:func:`doubt`): no retraction ("lol no", "changed my
   mind", "/s"), no negation near a write (a negation inside "so it doesn't crash" or "X doesn't strip
@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
 from cortex_lsp.guards.grants import exact_key
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
+from cortex_lsp.intent.intent import Intent
 
 __all__ = ["asked_for", "doubt"]
 

@@ -38,8 +38,8 @@ from cortex_lsp.guards.grants import (
     path_key,
     relative_to_roots,
 )
-from cortex_lsp.guards.intent import Intent
 from cortex_lsp.guards.root_choice import root_refusal
+from cortex_lsp.intent.intent import Intent
 
 if TYPE_CHECKING:
     from cortex_lsp.ports import EditRequest

@@ -1,6 +1,6 @@
 """Write grants: which files the user's own words allow Cortex to create or replace.
 
-A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`). It is
+A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.intent.intent`). It is
 the strict reading of what the words asked for: the ``asked`` label of a write builds on it
 (:mod:`cortex_lsp.guards.asked`), and where nobody reviews a write only an asked one is sent
 (:mod:`cortex_lsp.guards.consent`). It covers exactly

@@ -17,7 +17,7 @@ Three pure checks, no network:
   (:data:`SPECIAL_PURPOSE`: 6to4 relays, the IPv6 documentation range 3fff::/20, …).
 
 Which typed URL may be opened in a turn at all (a granting fetch action names it) is
-:func:`cortex_lsp.guards.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
+:func:`cortex_lsp.intent.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tokens for the clause analysis (:mod:`cortex_lsp.guards.clauses`): file names (``notes.md``,
+"""Tokens for the clause analysis (:mod:`cortex_lsp.intent.clauses`): file names (``notes.md``,
 ``docs/a.md``, ``.env``, ``Makefile``), lower-cased words and clause punctuation, with URLs removed,
 English contractions ("don't" → "do not") and French elisions ("n'enregistre" → "ne enregistre")
 undone. Pure; regexes compiled once.

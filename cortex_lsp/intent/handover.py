@@ -1,4 +1,4 @@
-"""The hand-over cuts of ``request_text`` (:mod:`cortex_lsp.guards.provenance`): everything after
+"""The hand-over cuts of ``request_text`` (:mod:`cortex_lsp.intent.provenance`): everything after
 "summarize this:" / "translate the following", after a colon that introduces material ("the email:",
 "here is the text:", a colon before a pasted block), and reported speech to the end of its sentence
 ("the page says to …") is material, not the user's request.

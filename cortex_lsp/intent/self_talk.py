@@ -9,7 +9,7 @@ the user's that says it the same way (affirmed, negated, or as something past), 
 security engineer" never backs "The user is a security engineer" and "I live in Berlin, not
 Atlantis" never backs "The user lives in Atlantis". The polarity comes from a small clause analysis
 (:func:`polar_segments`) applied alike to the fact and to the user's words. Only the user's own
-assertions count (:mod:`cortex_lsp.guards.self_claims`): a first-person subject matching the fact's
+assertions count (:mod:`cortex_lsp.intent.self_claims`): a first-person subject matching the fact's
 ("my brother is…" never backs "The user is…"), no reported belief, wish, doubt or joke, and hedges
 or stances of opposition ("hardly", "against") read as "not".
 """
@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
-from cortex_lsp.guards.material import instruction, normalize
-from cortex_lsp.guards.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
+from cortex_lsp.intent.quoted_material import instruction, normalize
+from cortex_lsp.intent.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -31,7 +31,7 @@ def _alternatives(words: Iterable[str]) -> str:
     return "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(set(words), key=len, reverse=True))
 
 
-#: clause joiners and negators from :mod:`cortex_lsp.guards.lexicon` (one list with the clause analysis)
+#: clause joiners and negators from :mod:`cortex_lsp.intent.lexicon` (one list with the clause analysis)
 _JOINERS = _alternatives((*lx.SPLITTERS_EN, *lx.COORDINATORS_EN, *lx.LOOSE_JOINERS_EN))
 _NEGATORS = _alternatives((*lx.NEGATORS_EN, *lx.CLAUSE_NEGATORS_EN))
 _CONTRAST = _alternatives(" ".join(p) for p in lx.CONTRAST_PHRASES_EN)

@@ -1,6 +1,6 @@
-"""The material cuts behind :mod:`cortex_lsp.guards.provenance`: normalising a message and cutting out
-quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.guards.pasted`). The hand-over,
-colon and reported-speech cuts of ``request_text`` are in :mod:`cortex_lsp.guards.handover`.
+"""The material cuts behind :mod:`cortex_lsp.intent.provenance`: normalising a message and cutting out
+quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.intent.pasted`). The hand-over,
+colon and reported-speech cuts of ``request_text`` are in :mod:`cortex_lsp.intent.handover`.
 
 Everything is pure and linear-time (hand-written scanners and precompiled regexes without nested
 quantifiers), so hostile 8 KB messages are cheap.
@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from cortex_lsp.guards.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
+from cortex_lsp.intent.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
 
 # ------------------------------------------------------------------------------------------------
 # normalisation

@@ -1,11 +1,11 @@
 """The user's own words, parsed once into a typed intent that every guard reads.
 
-:func:`parse_intent` first applies the provenance cuts (:class:`~cortex_lsp.guards.provenance.UserTurn`:
+:func:`parse_intent` first applies the provenance cuts (:class:`~cortex_lsp.intent.provenance.UserTurn`:
 the selection, quoted, fenced and pasted material are data), then a small clause analysis in code:
 
 1. the words are split into sentences and clauses (at ``, ; :``, "but", and before a conditional,
    reason or embedded-question word such as if/when/because/how/whether, in four languages);
-2. each clause's verbs are looked up in the lemma tables of :mod:`cortex_lsp.guards.lexicon`
+2. each clause's verbs are looked up in the lemma tables of :mod:`cortex_lsp.intent.lexicon`
    (English, German, French, Spanish, with colloquial idioms such as "jot down", "put it in");
 3. each verb gets a polarity (a negator before it, or a clause-wide one such as "nicht", "pas",
    "nothing"; "don't forget to" is a request), a mood (imperative, request, question, past,
@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from cortex_lsp.guards.about import prepare, settle
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
-from cortex_lsp.guards.cues import Cues, read_cues, urls_in
 from cortex_lsp.guards.grants import WriteGrant, path_key
-from cortex_lsp.guards.provenance import UserTurn, instruction_text, request_text
+from cortex_lsp.intent.about import prepare, settle
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
+from cortex_lsp.intent.cues import Cues, read_cues, urls_in
+from cortex_lsp.intent.provenance import UserTurn, instruction_text, request_text
 
 __all__ = ["Action", "Cues", "Intent", "WriteGrant", "parse_intent"]
 
@@ -45,7 +45,7 @@ class Intent:
     arithmetic: str | None
     #: the user asked to save, named no file, and the clause said "a file" (or used a save verb)
     unnamed_save: bool = field(default=False, repr=False)
-    #: the keyword readings of the same words (:mod:`cortex_lsp.guards.cues`): web, run, Python, tools …
+    #: the keyword readings of the same words (:mod:`cortex_lsp.intent.cues`): web, run, Python, tools …
     cues: Cues = field(default=Cues(), repr=False)
     #: the message as given to :func:`parse_intent`, before any cut
     message: str = field(default="", repr=False, compare=False)
@@ -182,7 +182,7 @@ def _parse(message: str, selection: str | None) -> Intent:
     cues = read_cues(words)
     granting = any(a.grants for a in found.actions)
     kind = "question" if found.any_question and not granting else "instruction"
-    # only a granting run of code or "use Python to …" (guards/asks.py): not "run me through", not a
+    # only a granting run of code or "use Python to …" (intent/asks.py): not "run me through", not a
     # negated or questioned "run", not the word "Python"
     run = cues.run or cues.python
     return Intent(

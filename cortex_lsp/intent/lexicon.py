@@ -1,9 +1,9 @@
-"""Word tables for the clause analysis in :mod:`cortex_lsp.guards.intent` (English, German, French,
+"""Word tables for the clause analysis in :mod:`cortex_lsp.intent.intent` (English, German, French,
 Spanish): verb forms mapped to a canonical lemma and a tense, negators, mood markers and fillers.
 
-Only tables live here (built once at import, read-only); the analysis is in :mod:`cortex_lsp.guards.clauses`.
+Only tables live here (built once at import, read-only); the analysis is in :mod:`cortex_lsp.intent.clauses`.
 The English negation and clause-joining groups are also what the memory polarity analysis
-(:mod:`cortex_lsp.guards.self_talk`) reads: one list of cue words for both.
+(:mod:`cortex_lsp.intent.self_talk`) reads: one list of cue words for both.
 """
 
 from __future__ import annotations
@@ -338,8 +338,8 @@ PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
 )
 
 # --- English cue groups: the clause analysis below and the memory polarity analysis
-# (:func:`cortex_lsp.guards.self_talk.polar_segments`) read the same words
-#: negate what follows them ("don't" arrives here as "do not": :mod:`cortex_lsp.guards.tokens`)
+# (:func:`cortex_lsp.intent.self_talk.polar_segments`) read the same words
+#: negate what follows them ("don't" arrives here as "do not": :mod:`cortex_lsp.intent.tokens`)
 NEGATORS_EN = ("not", "never", "no", "without", "nor", "neither", "cannot")
 #: negate their whole clause ("nothing to save", "nobody asked")
 CLAUSE_NEGATORS_EN = ("nothing", "none", "nowhere", "nobody")
