@@ -22,9 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from cortex_lsp.guards.grants import exact_key
 from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
+from cortex_lsp.intent.grants import exact_key
 from cortex_lsp.intent.intent import Intent
+from cortex_lsp.intent.patterns import split_sentences
 
 __all__ = ["asked_for", "doubt"]
 
@@ -139,7 +140,7 @@ _NEW_FILE = re.compile(
 
 
 def _sentences(words: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[!?])\s+|(?<=\.)\s+(?=\S)|\n+", words) if s.strip()]
+    return split_sentences(words, at_semicolon=False)
 
 
 # "X doesn't / isn't / won't …" after a subject that is not the user

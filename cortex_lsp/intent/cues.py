@@ -14,11 +14,10 @@ import re
 from dataclasses import dataclass
 
 from cortex_lsp.intent.asks import fetch_urls, python_requested, run_requested, web_refused
+from cortex_lsp.intent.patterns import URL, split_sentences
 from cortex_lsp.intent.quoted_material import FILE_NAME_RE
 
 __all__ = ["DOC_PLACES", "TIME_WORDS", "Cues", "read_cues", "urls_in"]
-
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 _DELETE_VERB = re.compile(
     r"\b(?:delet(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|eras(?:e|es|ed|ing)|destroy(?:s|ed|ing)?|"
@@ -45,7 +44,6 @@ _MOVE_CODE = re.compile(
     re.IGNORECASE,
 )
 
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
 _WEB_WORDS = re.compile(
     r"\b(?:web|internet|online|website|webpage|web\s*page|web\s*site|browse|browsing|google|bing|"
     r"duckduckgo|search\s+engine|fetch\s+(?:the\s+)?(?:page|site))\b"
@@ -203,11 +201,11 @@ class Cues:
 
 def urls_in(words: str) -> list[str]:
     """The URLs in ``words``, in order, without trailing punctuation."""
-    return [m.group(0).rstrip(".,;:!?)]}") for m in _URL.finditer(words)]
+    return [m.group(0).rstrip(".,;:!?)]}") for m in URL.finditer(words)]
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+    return split_sentences(text)
 
 
 # "… in utils.py", "… from notes.md": the file is where an edit happens, not what is deleted or moved

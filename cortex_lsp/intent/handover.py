@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from cortex_lsp.intent.patterns import URL_SOURCE
+
 HANDOVER_VERBS = (
     r"summari[sz]e|summari[sz]ing|sum\s+up|tl;?\s?dr|translate|translating|analy[sz]e|analy[sz]ing|"
     r"proofread|proof-read|rewrite|re-write|rephrase|reword|paraphrase|parse|classify|categori[sz]e|"
@@ -39,7 +41,7 @@ _JOINED = re.compile(
 )
 _SEGMENT_END = re.compile(r":|\n|[.!?](?=\s|$)")
 _LEADING_URL = re.compile(
-    r"\s*(?:(?:[\w'-]+\s+){0,2}[\w'-]+\s*:)?\s*((?:https?://|www\.)[^\s<>\"'`]+)\s*$", re.IGNORECASE
+    r"\s*(?:(?:[\w'-]+\s+){0,2}[\w'-]+\s*:)?\s*(" + URL_SOURCE + r")\s*$", re.IGNORECASE
 )
 
 

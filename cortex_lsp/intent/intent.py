@@ -13,7 +13,7 @@ the selection, quoted, fenced and pasted material are data), then a small clause
    "from x.csv" left out).
 
 Only an :class:`Action` that is not negated and is an imperative or a request ``grants`` anything; the
-:class:`~cortex_lsp.guards.grants.WriteGrant` collects the files such actions name.
+:class:`~cortex_lsp.intent.grants.WriteGrant` collects the files such actions name.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from cortex_lsp.guards.grants import WriteGrant, path_key
 from cortex_lsp.intent.about import prepare, settle
 from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
 from cortex_lsp.intent.cues import Cues, read_cues, urls_in
+from cortex_lsp.intent.grants import WriteGrant, path_key
+from cortex_lsp.intent.patterns import FENCED
 from cortex_lsp.intent.provenance import UserTurn, instruction_text, request_text
 
 __all__ = ["Action", "Cues", "Intent", "WriteGrant", "parse_intent"]
@@ -113,7 +114,6 @@ class Intent:
 # ------------------------------------------------------------------------------------------------
 # code and arithmetic
 
-_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _ARITH = re.compile(r"[-(]?\s*\d[\d.,]*(?:\s*(?:\*\*|[-+*/×÷^%x])\s*\(?\s*-?\d[\d.,]*\)?)+\)?")
 _ARITH_WORDS = (
     (re.compile(r"\s+(?:times|multiplied\s+by|mal)\s+", re.IGNORECASE), "*"),
@@ -126,7 +126,7 @@ _ARITH_WORDS = (
 def _code_at_hand(message: str, selection: str | None) -> str | None:
     if selection and selection.strip():
         return selection
-    blocks = _FENCED.findall(message)
+    blocks = FENCED.findall(message)
     return blocks[-1][1] if blocks else None
 
 
@@ -209,5 +209,5 @@ def describe_actions(intent: Intent) -> str:
 
 
 def grant_key(path: str) -> str:
-    """Re-exported :func:`~cortex_lsp.guards.grants.path_key` for callers of this module."""
+    """Re-exported :func:`~cortex_lsp.intent.grants.path_key` for callers of this module."""
     return path_key(path)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from cortex_lsp.intent import lexicon as lx
 from cortex_lsp.intent.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
+from cortex_lsp.intent.patterns import split_sentences
 from cortex_lsp.intent.quoted_material import instruction, normalize
 from cortex_lsp.intent.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
 
@@ -39,7 +40,6 @@ _CONTRAST = _alternatives(" ".join(p) for p in lx.CONTRAST_PHRASES_EN)
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _PREFIX = re.compile(
     r"^\s*(?:(?:oh\s+)?(?:and|also|plus|btw|by\s+the\s+way|fyi|ps|p\.s\.|note|reminder|just\s+so\s+you\s+know|"
     r"for\s+the\s+record|for\s+your\s+information)\b[,:]?\s*)*"
@@ -124,7 +124,7 @@ def self_statements(text: str) -> list[str]:
     words = _own_words(text)
     kept: list[str] = []
     previous = 0  # where the clauses of the sentence before start (a "Not." / "Just kidding." takes them back)
-    for sentence in _SENTENCES.split(words):
+    for sentence in split_sentences(words, at_semicolon=False):
         if retracts(sentence):
             del kept[previous:]
             continue
@@ -357,7 +357,7 @@ def _claims_about(fact: str, evidence: str) -> str:
     nouns = {n.lower().removesuffix("'s") for m in _POSSESSED.finditer(normalize(fact)) for n in m.groups() if n}
     kept: list[str] = []
     previous = 0
-    for sentence in _SENTENCES.split(normalize(evidence).replace("’", "'")):
+    for sentence in split_sentences(normalize(evidence).replace("’", "'"), at_semicolon=False):
         if retracts(sentence):
             del kept[previous:]
             continue

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cortex_lsp.guards.grants import path_key
 from cortex_lsp.intent import lexicon as lx
 from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, lemma
+from cortex_lsp.intent.grants import path_key
 from cortex_lsp.intent.tokens import tokens
 
 __all__ = ["take_back"]
