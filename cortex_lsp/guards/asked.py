@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
+from cortex_lsp.intent import lexicon as lx
 from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
 from cortex_lsp.intent.grants import exact_key
 from cortex_lsp.intent.intent import Intent
@@ -50,15 +51,11 @@ _RETRACTION = re.compile(
 )
 # Negations, in the languages the words are read in; "don't forget to" is a request.
 _NEGATION = re.compile(
-    r"n't\b|\b(?:not|never|no|nothing|none|neither|nor|without|cannot|dont|"
-    r"nicht|nie|niemals|kein\w*|nichts|ohne|"
-    r"ne|n'|pas|jamais|rien|aucun\w*|sans|"
-    r"nunca|nada|ning[úu]n\w*|sin|jam[áa]s|tampoco|"
-    r"n[ãa]o|nem|nenhum\w*|"
-    r"niet|nooit|geen|niets|zonder|"
-    r"non|mai|niente|nessun\w*|senza|"
-    r"inte|aldrig|ingen|inget|utan|"
-    r"nigdy|[żz]adn\w*|bez)\b",
+    r"n't\b|\b(?:"
+    + "|".join(sorted(map(re.escape, lx.NEGATION_WORDS), key=lambda w: (-len(w), w)))
+    + "|"
+    + "|".join(rf"{re.escape(stem)}\w*" for stem in lx.NEGATION_STEMS)
+    + r"|n')\b",
     re.IGNORECASE,
 )
 _FORGET_NOT = re.compile(

@@ -28,6 +28,8 @@ __all__ = [
     "INTERROGATIVE_STARTS",
     "LOOSE_JOINERS_EN",
     "MIDCLAUSE_QUESTION",
+    "NEGATION_STEMS",
+    "NEGATION_WORDS",
     "NEGATORS_EN",
     "PAST_AUX",
     "PAST_TIME",
@@ -367,6 +369,17 @@ CLAUSE_NEGATORS = frozenset(CLAUSE_NEGATORS_EN) | frozenset(
     "nicht nie niemals kein keine keinen keinem keiner keines nichts pas jamais rien aucun aucune "
     "nada ningún ningun ninguno ninguna".split()
 )
+#: every word that negates, in the languages the words are read in: the clause analysis's negators
+#: (without the verbs "avoid", "refrain", "stop") and the further languages of the asked label
+#: (:mod:`cortex_lsp.guards.asked`: Portuguese, Dutch, Italian, Swedish, Polish)
+NEGATION_WORDS = (PRECEDING_NEGATORS - {"avoid", "refrain", "stop"}) | CLAUSE_NEGATORS | frozenset(
+    "nothing none neither nor cannot dont nie niemals nichts ohne ne pas jamais rien sans nunca nada sin "
+    "jamás jamas tampoco não nao nem niet nooit geen niets zonder non mai niente senza inte aldrig ingen "
+    "inget utan nigdy bez".split()
+)
+#: negating words read with any ending ("keine", "aucune", "ninguna", "nenhuma", "nessuno", "żadnego")
+NEGATION_STEMS = ("kein", "aucun", "ningún", "ningun", "nenhum", "nessun", "żadn", "zadn")
+
 #: "instead of", "rather than" and their kin negate the verb after them
 NEGATING_PHRASES = (
     *CONTRAST_PHRASES_EN, ("anstatt",), ("statt",), ("au", "lieu", "de"),

@@ -54,3 +54,17 @@ def test_one_url_pattern_for_cues_tokens_and_the_fetch_gate() -> None:
 def test_one_sentence_splitter() -> None:
     assert split_sentences("Save a.md; then stop.  Done!\n\nok") == ["Save a.md;", "then stop.", "Done!", "ok"]
     assert split_sentences("Save a.md; then stop.", at_semicolon=False) == ["Save a.md; then stop."]
+
+
+def test_one_negation_vocabulary_for_the_clause_analysis_and_the_asked_label() -> None:
+    from cortex_lsp.guards import asked
+    from cortex_lsp.intent import lexicon as lx
+
+    assert lx.PRECEDING_NEGATORS - {"avoid", "refrain", "stop"} <= lx.NEGATION_WORDS
+    assert lx.CLAUSE_NEGATORS <= lx.NEGATION_WORDS
+    for word in sorted(lx.NEGATION_WORDS):
+        assert asked._NEGATION.fullmatch(word), word
+    for stem in lx.NEGATION_STEMS:
+        assert asked._NEGATION.fullmatch(stem + "e"), stem
+    assert asked._NEGATION.search("nobody should change main.py")
+    assert not asked._NEGATION.search("update notes.md with the new totals")
