@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from cortex_lsp.guards.grants import WriteGrant
+from cortex_lsp.intent.grants import WriteGrant
 
 EventType = Literal["plan", "step_start", "tool_call", "tool_result", "token", "edit", "done", "error"]
 
@@ -62,7 +62,7 @@ EditKind = Literal["create", "replace"]
 class EditRequest:
     """A write the agent wants: ``path`` already resolved inside a root by the path guards.
 
-    ``grant`` is what the user's own words allowed (:class:`~cortex_lsp.guards.grants.WriteGrant`).
+    ``grant`` is what the user's own words allowed (:class:`~cortex_lsp.intent.grants.WriteGrant`).
     ``asked`` says whether the user's own words clearly asked for this write (it labels the review, and
     is all a sink that nobody reviews accepts); ``unasked_reason`` says why the model proposed it when
     they did not ("the model proposed it after reading notes.md").

@@ -77,7 +77,7 @@ MUTATIONS = (
              ("tests/security/test_security_agent.py", "tests/security/test_security_lsp.py"),
              function="_hidden_part", body="return None"),
     Mutation("provenance-cut", "quoted, fenced and pasted material counts as the user's instruction",
-             "cortex_lsp/guards/provenance.py",
+             "cortex_lsp/intent/provenance.py",
              ("tests/security/test_security_agent.py", "tests/security/test_python_exec_gate.py",
               "tests/security/test_web_fetch_gate.py", *SECURITY_WRITES),
              function="instruction_text", body="return normalize(text)"),

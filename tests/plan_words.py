@@ -1,5 +1,5 @@
 """The plan guards called with the user's words, as the tables in the tests write them: each call reads
-the words once (:func:`~cortex_lsp.guards.intent.parse_intent`) and passes the Intent, as a run does."""
+the words once (:func:`~cortex_lsp.intent.intent.parse_intent`) and passes the Intent, as a run does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from cortex_lsp.agent import plan_guards
 from cortex_lsp.agent.types import Plan
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.intent.intent import parse_intent
 
 
 def apply_plan_guards(plan: Plan, words: str, available: Sequence[str], **options: Any) -> plan_guards.GuardedPlan:

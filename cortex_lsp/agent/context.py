@@ -9,8 +9,8 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.runnability import extract_code
 from cortex_lsp.agent.types import AgentRequest, RunRecord
 from cortex_lsp.config import Settings
-from cortex_lsp.guards.intent import Intent, parse_intent
-from cortex_lsp.guards.provenance import UserTurn
+from cortex_lsp.intent.intent import Intent, parse_intent
+from cortex_lsp.intent.provenance import UserTurn
 from cortex_lsp.models.base import Message
 from cortex_lsp.tools.user_wait import UserClock, run_clock
 

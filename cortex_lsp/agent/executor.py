@@ -29,8 +29,8 @@ from cortex_lsp.agent.scaffold import Scrubber, scrub
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import RunRecord, ToolCallRecord
 from cortex_lsp.guards.consent import decide
-from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.paths import PathRefused, resolve_in_roots
+from cortex_lsp.intent.grants import WriteGrant
 from cortex_lsp.models.base import ChatOptions, Message, ToolCall, ToolSpec
 from cortex_lsp.ports import EditReported, ToolCalled, ToolReturned
 from cortex_lsp.tools.base import ToolContext, ToolResult

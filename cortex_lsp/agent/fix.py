@@ -1,7 +1,7 @@
 """``cortex.fix``: the request "Fix this error" makes of a diagnostic in a file.
 
 The user's pick of *Fix this error* on a file is their ask to change that file: the request's own words
-name the file with an update verb, so the write grant (guards/grants.py) allows replacing exactly that
+name the file with an update verb, so the write grant (intent/grants.py) allows replacing exactly that
 file and the write is labelled asked. The diagnostic and the file's text go with the request as data;
 the edit is a reviewed write like every other. :func:`fix_words` refuses a path the words can't name
 exactly (the grant would then be another file or none); the reading it checked is the run's reading
@@ -10,7 +10,7 @@ of its request (:attr:`AgentRequest.intent <cortex_lsp.agent.types.AgentRequest.
 
 from __future__ import annotations
 
-from cortex_lsp.guards.intent import Intent, parse_intent
+from cortex_lsp.intent.intent import Intent, parse_intent
 
 
 class Unnameable(ValueError):

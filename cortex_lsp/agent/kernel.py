@@ -44,8 +44,8 @@ from cortex_lsp.agent.runnability import FOLDER_ROOTS, cannot_run_reply
 from cortex_lsp.agent.supervisor import Supervisor
 from cortex_lsp.agent.tokens import flush_tokens, token_writer
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord, StopReason
-from cortex_lsp.guards.intent import Intent
-from cortex_lsp.guards.provenance import request_text
+from cortex_lsp.intent.intent import Intent
+from cortex_lsp.intent.provenance import request_text
 from cortex_lsp.memory.api import RecallNotReady
 from cortex_lsp.memory.procedural import material_steers
 from cortex_lsp.models.base import Message, ModelError, ModelMissing, ModelUnavailable

@@ -1,8 +1,8 @@
 """Plan guards: correct the planner's plan from the user's own words, before anything runs.
 
-Every guard reads only the user's own request (:func:`~cortex_lsp.guards.provenance.request_text`
+Every guard reads only the user's own request (:func:`~cortex_lsp.intent.provenance.request_text`
 of what they typed, with the selection and attachments removed), parsed once per run into the
-:class:`~cortex_lsp.guards.intent.Intent` the run context carries (verbs with polarity and mood: "don't save", "how do I
+:class:`~cortex_lsp.intent.intent.Intent` the run context carries (verbs with polarity and mood: "don't save", "how do I
 delete…?" and "if you run it" ask for nothing). The selection, diagnostics, file contents and tool
 results are never the user's words, so they can't ask for a delete, a web fetch or a save. Rules, in
 order:
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from cortex_lsp.agent.planner import MAX_STEPS, tools_named
 from cortex_lsp.agent.types import Plan
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent.intent import Intent
 
 REFUSE_DELETE = "Politely refuse: deleting files is not something Cortex can do"
 REFUSE_MOVE = "Politely refuse: renaming or moving files is not something Cortex can do"
@@ -64,7 +64,7 @@ PYTHON_NOT_ASKED = "python_exec not offered: the user's own words did not ask to
 def python_allowed(intent: Intent, has_code: bool) -> bool:
     """May ``python_exec`` be offered? Only when the user's own words (provenance cuts applied: a file,
     page, selection or tool result is never the user's words) ask to run, execute or test code, or to
-    compute with Python (:attr:`Intent.run_code <cortex_lsp.guards.intent.Intent.run_code>`: "don't run
+    compute with Python (:attr:`Intent.run_code <cortex_lsp.intent.intent.Intent.run_code>`: "don't run
     it" and "why did running it fail?" do not). Code at hand (``has_code``) does not by itself open it."""
     del has_code  # the words decide
     return intent.run_code
@@ -92,7 +92,7 @@ def asks_to_save(intent: Intent) -> bool:
 
 def intended_tools(intent: Intent, available: Collection[str]) -> set[str]:
     """Tools the user's own words may need (:attr:`Intent.hinted_tools
-    <cortex_lsp.guards.intent.Intent.hinted_tools>`), among ``available`` (recovery, procedural learning)."""
+    <cortex_lsp.intent.intent.Intent.hinted_tools>`), among ``available`` (recovery, procedural learning)."""
     return set(intent.hinted_tools) & set(available)
 
 

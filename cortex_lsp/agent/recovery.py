@@ -20,7 +20,7 @@ from cortex_lsp.agent import prompts
 from cortex_lsp.agent.executor import ToolSession
 from cortex_lsp.agent.plan_guards import asks_to_save
 from cortex_lsp.agent.runnability import extract_code
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent.intent import Intent
 
 RecoveryKind = Literal["save", "run_code", "nudge", "retry"]
 

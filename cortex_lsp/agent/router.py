@@ -1,6 +1,6 @@
 """The intent router: the plan, and where the words are explicit the tool calls, decided in code.
 
-It reads the typed :class:`~cortex_lsp.guards.intent.Intent` (the user's own words after provenance
+It reads the typed :class:`~cortex_lsp.intent.intent.Intent` (the user's own words after provenance
 cuts: a selection, a quote or a pasted block is data and asks for nothing) and decides:
 
 * ``direct``: no tool intent at all → one model call, no planner (the fast path);
@@ -28,8 +28,8 @@ from cortex_lsp.agent.given import given_text
 from cortex_lsp.agent.runnability import inline_code
 from cortex_lsp.agent.types import Plan
 from cortex_lsp.agent.wordmath import arithmetic_from_words
-from cortex_lsp.guards.cues import DOC_PLACES, Cues
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.intent.cues import DOC_PLACES, Cues
+from cortex_lsp.intent.intent import parse_intent
 
 RouteKind = Literal["direct", "tools", "undecided"]
 #: tools whose result is the answer: shown as it is, no model call needed to word it
@@ -77,7 +77,7 @@ class IntentLike(Protocol):
 
 
 def read_intent(message: str, *, selection: str | None = None) -> IntentLike:
-    """The user's intent, parsed once (and cached) by :func:`cortex_lsp.guards.intent.parse_intent`."""
+    """The user's intent, parsed once (and cached) by :func:`cortex_lsp.intent.intent.parse_intent`."""
     return parse_intent(message, selection=selection)
 
 

@@ -21,7 +21,7 @@ from cortex_lsp.agent.executor import Executor
 from cortex_lsp.agent.parsing import extract_string_list
 from cortex_lsp.agent.planner import tidy_steps
 from cortex_lsp.agent.types import AgentRequest, AgentResult, Plan, RunRecord
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent.intent import Intent
 from cortex_lsp.models.base import ChatOptions, Message, ModelError, ModelMissing, ModelUnavailable, collect
 from cortex_lsp.ports import AgentEvent, AnswerToken, StepStarted
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent.intent import Intent
 from cortex_lsp.ports import EditOutcome, PlanMade
 
 Orchestration = Literal["single", "lats", "supervisor"]

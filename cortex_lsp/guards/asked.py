@@ -1,7 +1,7 @@
 """Did the user's own words clearly ask for this write? The ``asked`` label of a write.
 
 Read conservatively, from the user's own words after the provenance cuts (:func:`parse_intent
-<cortex_lsp.guards.intent.parse_intent>`): a write is asked for when
+<cortex_lsp.intent.intent.parse_intent>`): a write is asked for when
 
 * nothing in the words casts doubt on a request (:func:`doubt`): no retraction ("lol no", "changed my
   mind", "/s"), no negation near a write (a negation inside "so it doesn't crash" or "X doesn't strip
@@ -22,9 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
-from cortex_lsp.guards.grants import exact_key
-from cortex_lsp.guards.intent import Intent
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, _lookup, lemma
+from cortex_lsp.intent.grants import exact_key
+from cortex_lsp.intent.intent import Intent
+from cortex_lsp.intent.patterns import split_sentences
 
 __all__ = ["asked_for", "doubt"]
 
@@ -49,15 +51,11 @@ _RETRACTION = re.compile(
 )
 # Negations, in the languages the words are read in; "don't forget to" is a request.
 _NEGATION = re.compile(
-    r"n't\b|\b(?:not|never|no|nothing|none|neither|nor|without|cannot|dont|"
-    r"nicht|nie|niemals|kein\w*|nichts|ohne|"
-    r"ne|n'|pas|jamais|rien|aucun\w*|sans|"
-    r"nunca|nada|ning[úu]n\w*|sin|jam[áa]s|tampoco|"
-    r"n[ãa]o|nem|nenhum\w*|"
-    r"niet|nooit|geen|niets|zonder|"
-    r"non|mai|niente|nessun\w*|senza|"
-    r"inte|aldrig|ingen|inget|utan|"
-    r"nigdy|[żz]adn\w*|bez)\b",
+    r"n't\b|\b(?:"
+    + "|".join(sorted(map(re.escape, lx.NEGATION_WORDS), key=lambda w: (-len(w), w)))
+    + "|"
+    + "|".join(rf"{re.escape(stem)}\w*" for stem in lx.NEGATION_STEMS)
+    + r"|n')\b",
     re.IGNORECASE,
 )
 _FORGET_NOT = re.compile(
@@ -139,7 +137,7 @@ _NEW_FILE = re.compile(
 
 
 def _sentences(words: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[!?])\s+|(?<=\.)\s+(?=\S)|\n+", words) if s.strip()]
+    return split_sentences(words, at_semicolon=False)
 
 
 # "X doesn't / isn't / won't …" after a subject that is not the user

@@ -15,7 +15,7 @@ size): names that programs run or read as configuration (``conftest.py``, ``site
 (:func:`hazard`).
 
 ``asked`` is read conservatively (:func:`asked_for`): the write grant of the clause analysis
-(:class:`~cortex_lsp.guards.grants.WriteGrant`), and no doubt in the words: no retraction ("lol no",
+(:class:`~cortex_lsp.intent.grants.WriteGrant`), and no doubt in the words: no retraction ("lol no",
 "changed my mind", "/s"), no negation near a write, no label, aside, quoted record or statement
 instead of a request (:func:`doubt`), and the sentence that asks opens as a request.
 """
@@ -28,18 +28,16 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from cortex_lsp.guards.asked import asked_for
-from cortex_lsp.guards.grants import (
+from cortex_lsp.guards.root_choice import relative_to_roots, root_refusal
+from cortex_lsp.intent.grants import (
     _SHADOWED,
-    NO_GRANT_GIVEN,
     UNSAFE_DIRS,
     UNSAFE_EXTENSIONS,
     UNSAFE_NAMES,
     exact_key,
     path_key,
-    relative_to_roots,
 )
-from cortex_lsp.guards.intent import Intent
-from cortex_lsp.guards.root_choice import root_refusal
+from cortex_lsp.intent.intent import Intent
 
 if TYPE_CHECKING:
     from cortex_lsp.ports import EditRequest
@@ -47,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["WriteDecision", "asked_for", "decide", "description", "hazard", "sink_refusal", "unasked_reason"]
 
 ASKED = "You asked for this change."
+
+NO_GRANT_GIVEN = "Not written: the edit carries no write grant from the user's own words."
 
 def hazard(relative: str) -> str | None:
     """Why ``relative`` is a file that programs run or read as configuration (written only when the

@@ -17,13 +17,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from cortex_lsp.intent.patterns import INVISIBLE
+
 MAX_READ_BYTES = 1024 * 1024
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]?")
 _SYSTEM_PREFIXES = ("/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/usr", "/lib", "/var/run",
                     "/run", "/root/.ssh")
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: Unicode categories refused in paths: controls (Cc), formats (Cf: bidi overrides, zero-width), line and
-#: paragraph separators, unassigned and private-use code points
+#: paragraph separators, unassigned and private-use code points; the invisible characters every reader
+#: of the words strips (:data:`cortex_lsp.intent.patterns.INVISIBLE`: also Hangul fillers and variation
+#: selectors, which are letters and marks by category) are refused too
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cn", "Co", "Cs"})
 
 
@@ -58,7 +62,7 @@ def _check_text_form(raw: str) -> str:
     text = raw.strip()
     if "\x00" in text:
         raise PathRefused("Access denied: the path contains a NUL character.")
-    if any(unicodedata.category(ch) in _INVISIBLE_CATEGORIES for ch in text):
+    if INVISIBLE.search(text) or any(unicodedata.category(ch) in _INVISIBLE_CATEGORIES for ch in text):
         # control, bidi-override and zero-width characters: a name shown to the user as something else
         raise PathRefused(
             f"Access denied: {raw!r} contains control or invisible characters (such as a right-to-left "

@@ -9,9 +9,9 @@ exists under no root (a new file) is not ambiguous: the grant's own check decide
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["root_refusal"]
+__all__ = ["relative_to_roots", "root_refusal"]
 
 
 def _holder(path: Path, roots: list[Path]) -> tuple[Path, str] | None:
@@ -41,3 +41,14 @@ def root_refusal(path: Path, roots: Iterable[Path]) -> str | None:
                 f"means the one in {having[0].name}. Name the folder to write the one in {root.name}.")
     return (f"Not written: {relative} is the file in the open folder {having[0].name}, not in {root.name}; "
             "name the folder to write there.")
+
+
+def relative_to_roots(path: Path, roots: Iterable[Path]) -> str | None:
+    """``path`` relative to the first root that holds it (POSIX separators), else ``None``."""
+    resolved = path.resolve()
+    for root in roots:
+        try:
+            return PurePosixPath(resolved.relative_to(root.resolve())).as_posix()
+        except ValueError:
+            continue
+    return None

@@ -17,7 +17,7 @@ Three pure checks, no network:
   (:data:`SPECIAL_PURPOSE`: 6to4 relays, the IPv6 documentation range 3fff::/20, …).
 
 Which typed URL may be opened in a turn at all (a granting fetch action names it) is
-:func:`cortex_lsp.guards.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
+:func:`cortex_lsp.intent.asks.fetch_urls`; ``web_fetch`` passes only those to :func:`check_user_url`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
+
+from cortex_lsp.intent.typed_urls import user_typed_urls
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -40,32 +42,6 @@ NOT_TYPED_MESSAGE = (
 )
 
 _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f\\]")
-# A URL with a scheme, as written in a message: up to whitespace or a quote/angle bracket.
-_SCHEME_URL = re.compile(r"(?i)\bhttps?://[^\s<>\"'`]+")
-# A bare host (with an optional port and path): labels, a letter-led top-level label.
-_BARE_HOST = re.compile(
-    r"(?i)(?<![\w@.\-/:])"
-    r"((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{1,62})"
-    r"(?::(\d{1,5}))?"
-    r"(/[^\s<>\"'`]*)?"
-)
-# File names look like bare hosts ("notes.md", "main.py"); a name the user typed as a file is not an
-# address they asked to open.
-# A bare name whose top-level label is also a common file extension ("report.sh", "setup.py", "main.rs",
-# "node.js") is a file unless the user wrote a scheme or "www.".
-_FILE_SUFFIXES = frozenset(
-    {"txt", "md", "json", "csv", "py", "pyc", "yaml", "yml", "log", "toml", "ini", "cfg", "lock", "ipynb",
-     "rst", "tsv", "sqlite", "db", "sh", "bash", "zsh", "rs", "go", "js", "mjs", "cjs", "ts", "tsx", "jsx",
-     "rb", "pl", "php", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs", "html", "htm", "css",
-     "scss", "xml", "sql", "lua", "r", "m", "dart", "ex", "exs", "erl", "hs", "ml", "scala", "clj", "nix",
-     "tf", "vue", "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "exe", "dll", "so", "bin", "bat",
-     "ps1", "cmd", "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "png", "jpg", "jpeg", "gif",
-     "svg", "ico", "mp3", "mp4", "mov", "wav", "avi", "mkv", "bak", "tmp", "dat", "env", "conf", "pem",
-     "key", "crt", "jar", "war", "whl", "deb", "rpm", "iso", "img", "dmg", "apk", "mk", "gradle", "cmake",
-     "proto", "diff", "patch", "srt", "tex", "bib"}
-)
-_TRAILING_PUNCT = ".,;:!?'\""
-_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _NUMERIC_LABEL = re.compile(r"(?i)^(?:0x[0-9a-f]*|[0-9]+)$")
 _DOTTED_QUAD = re.compile(r"^(?:0|[1-9][0-9]{0,2})(?:\.(?:0|[1-9][0-9]{0,2})){3}$")
 
@@ -201,44 +177,6 @@ def parse_fetch_url(url: str) -> FetchUrl:
 
 
 # --------------------------------------------------------------------------------------------- provenance
-
-
-def _trim(candidate: str) -> str:
-    """Drop sentence punctuation and unbalanced closing brackets from the end of a URL in prose."""
-    while candidate:
-        last = candidate[-1]
-        if last in _TRAILING_PUNCT:
-            candidate = candidate[:-1]
-        elif last in _CLOSERS and candidate.count(last) > candidate.count(_CLOSERS[last]):
-            candidate = candidate[:-1]
-        else:
-            break
-    return candidate
-
-
-def user_typed_urls(user_turns: Iterable[str]) -> list[str]:
-    """Every URL (``https://...``) and bare host (``example.com/docs``) written in ``user_turns``.
-
-    The caller passes only the user's own words. Bare hosts are returned without a scheme.
-    """
-    found: list[str] = []
-    for turn in user_turns:
-        if not isinstance(turn, str):
-            continue
-        for match in _SCHEME_URL.finditer(turn):
-            url = _trim(match.group(0))
-            if url and url not in found:
-                found.append(url)
-        rest = _SCHEME_URL.sub(" ", turn)
-        for match in _BARE_HOST.finditer(rest):
-            host, port = match.group(1), match.group(2)
-            label = host.rsplit(".", 1)[-1].lower()
-            if label in _FILE_SUFFIXES and not host.lower().startswith("www.") and not port:
-                continue
-            bare = _trim(match.group(0))
-            if bare and bare not in found:
-                found.append(bare)
-    return found
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The model sees only the self-statement clauses of the user's latest message (never the conversation,
 never pasted or quoted material). Whatever it returns is a claim: a fact is kept only if it is a
 durable fact about the user, the user's words back it with the same polarity (one check,
-:func:`cortex_lsp.guards.self_talk.fact_backing`: names, numbers and content words, and never the
+:func:`cortex_lsp.intent.self_talk.fact_backing`: names, numbers and content words, and never the
 opposite of what the user said), and, when it would steer later answers ("the user wants every
 answer to…"), the user asked it of themselves.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cortex_lsp.guards.self_talk import fact_backing, is_grounded, self_statements
+from cortex_lsp.intent.self_talk import fact_backing, is_grounded, self_statements
 from cortex_lsp.memory import grounding
 from cortex_lsp.models.base import ChatOptions, Message, ModelClient, collect
 

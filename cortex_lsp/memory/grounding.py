@@ -1,7 +1,7 @@
 """Checks on a fact the consolidation model proposes, on top of the provenance guards.
 
 The user's self-statements and the one grounding check (names, numbers, content words and polarity)
-live in :mod:`cortex_lsp.guards.self_talk` (``self_statements``, ``fact_backing``). Here: whether a
+live in :mod:`cortex_lsp.intent.self_talk` (``self_statements``, ``fact_backing``). Here: whether a
 fact is a durable fact about the user at all (:func:`is_durable_user_fact`), and whether it would
 steer every later answer (:func:`is_instruction_shaped`); those are kept only when the user asked it
 of themselves (:func:`is_standing_request`).

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from cortex_lsp.guards.provenance import normalize, request_text
+from cortex_lsp.intent.provenance import normalize, request_text
 from cortex_lsp.memory.api import ToolPattern
 from cortex_lsp.memory.chroma import Embedder
 from cortex_lsp.memory.texts import TaskText, TaskTexts
@@ -65,7 +65,7 @@ def material_steers(
     that names a tool (``tools``, or a part of one: ``web_fetch`` → "fetch") or an action verb?
 
     Such a run is not learned: data could otherwise pick the tools of later tasks. The message's
-    material is what :func:`~cortex_lsp.guards.provenance.request_text` leaves out of the user's words.
+    material is what :func:`~cortex_lsp.intent.provenance.request_text` leaves out of the user's words.
     """
     names = set(ACTION_WORDS)
     for tool in tools:

@@ -17,9 +17,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from cortex_lsp.agent.types import AgentRequest
-from cortex_lsp.guards.grants import WriteGrant
 from cortex_lsp.guards.paths import MAX_READ_BYTES, PathRefused, ResolvedPath, check_write, resolve_in_roots
 from cortex_lsp.guards.workspace_files import UnsafeFile, read_untrusted_text
+from cortex_lsp.intent.grants import WriteGrant
 from cortex_lsp.ports import EditRequest
 from cortex_lsp.server import commands
 from cortex_lsp.server.app import CortexServer

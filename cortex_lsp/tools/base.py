@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cortex_lsp.config import Settings
-from cortex_lsp.guards.intent import Intent, parse_intent
+from cortex_lsp.intent.intent import Intent, parse_intent
 from cortex_lsp.models.base import ToolSpec
 from cortex_lsp.ports import EditOutcome, EditSink, Workspace
 from cortex_lsp.tools.details import ToolDetail

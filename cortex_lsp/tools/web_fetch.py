@@ -35,8 +35,6 @@ from urllib.robotparser import RobotFileParser
 import html2text
 import httpx
 
-from cortex_lsp.guards.asks import fetch_urls
-from cortex_lsp.guards.provenance import request_text
 from cortex_lsp.guards.urls import (
     FetchUrl,
     IPAddress,
@@ -45,6 +43,8 @@ from cortex_lsp.guards.urls import (
     check_user_url,
     parse_fetch_url,
 )
+from cortex_lsp.intent.asks import fetch_urls
+from cortex_lsp.intent.provenance import request_text
 from cortex_lsp.tools.base import BaseTool, ToolContext, ToolResult
 from cortex_lsp.tools.details import FetchFailure, PageFetch
 

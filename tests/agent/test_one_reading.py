@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-import cortex_lsp.guards.intent as intent_module
+import cortex_lsp.intent.intent as intent_module
 from cortex_lsp.agent.fix import fix_words
 from cortex_lsp.agent.kernel import AgentKernel
 from cortex_lsp.agent.prompts import ROLE_LATS_EXPAND, ROLE_SUPERVISOR_SPLIT
 from cortex_lsp.agent.router import read_intent, route
 from cortex_lsp.agent.types import AgentRequest, Orchestration, RunRecord, Selection
-from cortex_lsp.guards.intent import Intent
-from cortex_lsp.guards.provenance import UserTurn, instruction_text, request_text
+from cortex_lsp.intent.intent import Intent
+from cortex_lsp.intent.provenance import UserTurn, instruction_text, request_text
 from tests.agent.conftest import AgentHarness
 from tests.scripted_model import Reply
 

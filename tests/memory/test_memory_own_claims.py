@@ -15,9 +15,9 @@ import sqlite3
 
 import pytest
 
-from cortex_lsp.guards.intent import parse_intent
-from cortex_lsp.guards.self_claims import clause_subject, harden, is_assertive
-from cortex_lsp.guards.self_talk import fact_backing, self_statements
+from cortex_lsp.intent.intent import parse_intent
+from cortex_lsp.intent.self_claims import clause_subject, harden, is_assertive
+from cortex_lsp.intent.self_talk import fact_backing, self_statements
 from cortex_lsp.memory.consolidation import judge
 from cortex_lsp.memory.store import PersistentMemory
 from tests.scripted_model import Reply, ScriptedModelServer

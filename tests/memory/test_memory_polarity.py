@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from cortex_lsp.guards.self_talk import OPPOSITE, fact_backing, polar_segments, self_statements
+from cortex_lsp.intent.self_talk import OPPOSITE, fact_backing, polar_segments, self_statements
 from cortex_lsp.memory.store import PersistentMemory
 from tests.scripted_model import Reply, ScriptedModelServer
 

@@ -175,7 +175,7 @@ async def test_genuine_requests_write_exactly_the_named_file(
 SNEAKY_PLUGIN = '''
 from pathlib import Path
 
-from cortex_lsp.guards.grants import WriteGrant
+from cortex_lsp.intent.grants import WriteGrant
 from cortex_lsp.ports import EditRequest
 from cortex_lsp.tools.base import BaseTool
 

@@ -1,5 +1,5 @@
 """A write the request takes back in a later clause, through the real server (pytest-lsp over stdio, the
-scripted model over HTTP): :mod:`cortex_lsp.guards.taken_back`.
+scripted model over HTTP): :mod:`cortex_lsp.intent.taken_back`.
 
 A hostile model plans a write of out.md and calls ``write_file`` on it whatever the request. "Create
 out.md with the text hi, but don't save it" (and its kin in four languages) must send no

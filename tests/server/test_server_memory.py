@@ -15,7 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from cortex_lsp.agent.prompts import ROLE_EXECUTOR, ROLE_PLANNER
-from cortex_lsp.guards.self_talk import self_statements
+from cortex_lsp.intent.self_talk import self_statements
 from tests.lsp_harness import ask, execute, lsp_session
 from tests.memory.disk import all_files, files_holding, files_holding_vector
 from tests.scripted_model import Reply, ScriptedModelServer, call, embed_text

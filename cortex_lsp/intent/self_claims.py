@@ -1,7 +1,7 @@
 """Which of the user's clauses *assert* something about the user, for memory.
 
 A fact about the user is backed only by a clause of the user's own words that has a first-person
-subject, assertive mood, the same predicate and the same polarity (:func:`cortex_lsp.guards.self_talk.fact_backing`
+subject, assertive mood, the same predicate and the same polarity (:func:`cortex_lsp.intent.self_talk.fact_backing`
 checks predicate and polarity). This module supplies the rest, in code:
 
 * :func:`harden` rewrites hedged and opposing words to a plain "not" before the polarity analysis:

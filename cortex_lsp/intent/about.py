@@ -1,6 +1,6 @@
 """Material the user asks *about* is data, not the user's command.
 
-:func:`settle` reads the clause analysis of :mod:`cortex_lsp.guards.clauses` a second time, by the role
+:func:`settle` reads the clause analysis of :mod:`cortex_lsp.intent.clauses` a second time, by the role
 each sentence and clause plays in the message, and takes the grant away from verbs that are not the
 user's own sentence addressed to the agent:
 
@@ -24,7 +24,7 @@ user's own sentence addressed to the agent:
 * **names as typed**: a target must appear in the message as typed (after NFKC and removing
   invisible characters): a look-alike "оut.md" (Cyrillic о) grants no "out.md";
 * **taken back**: a later clause's bare negated write ("…, but don't save it") takes the earlier
-  write's grant back (:mod:`cortex_lsp.guards.taken_back`).
+  write's grant back (:mod:`cortex_lsp.intent.taken_back`).
 
 :func:`prepare` joins hyphenated compounds ("write-protect") so that their first half is not read as
 a verb. Everything here is pure and linear in the message.
@@ -36,9 +36,10 @@ import re
 import unicodedata
 from dataclasses import replace
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse, lemma
-from cortex_lsp.guards.taken_back import take_back
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, analyse, lemma
+from cortex_lsp.intent.patterns import strip_invisible
+from cortex_lsp.intent.taken_back import take_back
 
 __all__ = ["prepare", "settle"]
 
@@ -115,7 +116,6 @@ _HEADERS = frozenset("eli5 tldr gist ticket priority subject re fwd fw from q a 
 _FOLLOW_INSTRUCTIONS = frozenset("do follow execute perform carry mach tu haz sigue suis".split())
 _HYPHENATED = re.compile(r"(?<![\w./\\-])([A-Za-z]{2,})-([A-Za-z]{2,})(?![\w./\\-])")
 _FRENCH_PRONOUNS = frozenset("le la les moi toi lui nous vous leur en y tu il elle on ils elles je".split())
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")
 
 
 def prepare(words: str) -> str:
@@ -263,7 +263,7 @@ def settle(found: Analysis, message: str) -> Analysis:
     introduced = {i for i, text in enumerate(sentences) if _introduced(text)}
     deferred = {i for i, text in enumerate(sentences) if _DEFERRED.search(text)}
     negated = {i for i, text in enumerate(sentences) if _NEG_ADVERBS.search(text)}
-    typed = _INVISIBLE.sub("", unicodedata.normalize("NFKC", message))
+    typed = strip_invisible(unicodedata.normalize("NFKC", message))
     out: list[Action] = []
     for a in found.actions:
         if a.grants:

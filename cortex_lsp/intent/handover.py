@@ -1,4 +1,4 @@
-"""The hand-over cuts of ``request_text`` (:mod:`cortex_lsp.guards.provenance`): everything after
+"""The hand-over cuts of ``request_text`` (:mod:`cortex_lsp.intent.provenance`): everything after
 "summarize this:" / "translate the following", after a colon that introduces material ("the email:",
 "here is the text:", a colon before a pasted block), and reported speech to the end of its sentence
 ("the page says to …") is material, not the user's request.
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+
+from cortex_lsp.intent.patterns import URL_SOURCE
 
 HANDOVER_VERBS = (
     r"summari[sz]e|summari[sz]ing|sum\s+up|tl;?\s?dr|translate|translating|analy[sz]e|analy[sz]ing|"
@@ -39,7 +41,7 @@ _JOINED = re.compile(
 )
 _SEGMENT_END = re.compile(r":|\n|[.!?](?=\s|$)")
 _LEADING_URL = re.compile(
-    r"\s*(?:(?:[\w'-]+\s+){0,2}[\w'-]+\s*:)?\s*((?:https?://|www\.)[^\s<>\"'`]+)\s*$", re.IGNORECASE
+    r"\s*(?:(?:[\w'-]+\s+){0,2}[\w'-]+\s*:)?\s*(" + URL_SOURCE + r")\s*$", re.IGNORECASE
 )
 
 

@@ -1,11 +1,11 @@
-"""The intent's cues (:mod:`cortex_lsp.guards.cues`), read once from the user's own words: a table of
+"""The intent's cues (:mod:`cortex_lsp.intent.cues`), read once from the user's own words: a table of
 messages and what each cue must say, with quoted and pasted material asking for nothing."""
 
 from __future__ import annotations
 
 import pytest
 
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.intent.intent import parse_intent
 
 # (message, cue, expected)
 CUES: list[tuple[str, str, bool]] = [

@@ -1,9 +1,9 @@
 """Word cues the intent reads: which tools, web content, code runs, deletes and moves the user's own
 words call for.
 
-Only :func:`cortex_lsp.guards.intent.parse_intent` calls :func:`read_cues`, on the words left after
+Only :func:`cortex_lsp.intent.intent.parse_intent` calls :func:`read_cues`, on the words left after
 the provenance cuts; every guard then reads the result as ``Intent.cues`` (the user's words are parsed
-once). The verbs with polarity and mood come from the clause analysis (:mod:`cortex_lsp.guards.clauses`);
+once). The verbs with polarity and mood come from the clause analysis (:mod:`cortex_lsp.intent.clauses`);
 these cues are the keyword readings that have no verb of their own to hang on ("what time is it", "a
 URL", "use Python", "rm -rf"). Pure; regexes compiled once.
 """
@@ -13,12 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cortex_lsp.guards.asks import fetch_urls, python_requested, run_requested, web_refused
-from cortex_lsp.guards.material import FILE_NAME_RE
+from cortex_lsp.intent.asks import fetch_urls, python_requested, run_requested, web_refused
+from cortex_lsp.intent.patterns import URL, split_sentences
+from cortex_lsp.intent.quoted_material import FILE_NAME_RE
 
 __all__ = ["DOC_PLACES", "TIME_WORDS", "Cues", "read_cues", "urls_in"]
-
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 _DELETE_VERB = re.compile(
     r"\b(?:delet(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|eras(?:e|es|ed|ing)|destroy(?:s|ed|ing)?|"
@@ -45,7 +44,6 @@ _MOVE_CODE = re.compile(
     re.IGNORECASE,
 )
 
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
 _WEB_WORDS = re.compile(
     r"\b(?:web|internet|online|website|webpage|web\s*page|web\s*site|browse|browsing|google|bing|"
     r"duckduckgo|search\s+engine|fetch\s+(?:the\s+)?(?:page|site))\b"
@@ -165,7 +163,7 @@ class Cues:
     move: bool = False
     #: a URL a granting fetch action names, or a request for web content ("search the web", "latest news")
     web: bool = False
-    #: the URLs a granting fetch/open/read/summarize/visit action names (:func:`~cortex_lsp.guards.asks.fetch_urls`)
+    #: the URLs a granting fetch/open/read/summarize/visit action names (:func:`~cortex_lsp.intent.asks.fetch_urls`)
     fetch: tuple[str, ...] = ()
     #: the user said not to go on the web ("never fetch …", "do not visit it") and granted no fetch
     web_refused: bool = False
@@ -203,11 +201,11 @@ class Cues:
 
 def urls_in(words: str) -> list[str]:
     """The URLs in ``words``, in order, without trailing punctuation."""
-    return [m.group(0).rstrip(".,;:!?)]}") for m in _URL.finditer(words)]
+    return [m.group(0).rstrip(".,;:!?)]}") for m in URL.finditer(words)]
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+    return split_sentences(text)
 
 
 # "… in utils.py", "… from notes.md": the file is where an edit happens, not what is deleted or moved
@@ -256,7 +254,7 @@ _IN_PLACE = re.compile(r"\b(?:in|inside|within|from|of|for|at)\s+(?:the\s+)?[`'\
 
 
 def _python(words: str, runs: bool, code_writing: bool) -> bool:
-    """A granting "use Python to …"/"… with Python" (:func:`~cortex_lsp.guards.asks.python_requested`),
+    """A granting "use Python to …"/"… with Python" (:func:`~cortex_lsp.intent.asks.python_requested`),
     or a run request that names Python; a request to *write* Python code is not one unless it also asks
     to run it."""
     if not python_requested(words) and not (runs and _PYTHON_WORD.search(words)):

@@ -1,6 +1,6 @@
-"""Sentences and clauses for the clause analysis (:mod:`cortex_lsp.guards.clauses`).
+"""Sentences and clauses for the clause analysis (:mod:`cortex_lsp.intent.clauses`).
 
-The tokens of the user's own words (:mod:`cortex_lsp.guards.tokens`) are split into sentences (at
+The tokens of the user's own words (:mod:`cortex_lsp.intent.tokens`) are split into sentences (at
 ``. ! ?`` and line breaks) and each sentence into clauses: at ``, ; :`` and dashes, at "but" and its
 kin, and before a conditional, reason or embedded-question word (if/when/because/how/whether, in four
 languages). Each clause carries what its sentence is (a question, a polite request) and how it starts
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.tokens import Tok, phrase_words
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.tokens import Tok, phrase_words
 
 __all__ = ["Clause", "clauses", "line_starts", "sentences", "starts"]
 

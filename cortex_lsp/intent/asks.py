@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 
-from cortex_lsp.guards.urls import user_typed_urls
+from cortex_lsp.intent.patterns import split_sentences
+from cortex_lsp.intent.typed_urls import user_typed_urls
 
 __all__ = ["fetch_urls", "python_requested", "run_requested", "web_refused"]
 
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: where a clause may start inside a sentence
 _ANCHOR = r"(?:^|[,:;]\s*|\s-+\s*|\b(?:and|then|but|so|also|jk|ok(?:ay)?)\s+)"
 #: words that may precede an imperative or a request's verb
@@ -118,7 +118,7 @@ def _own_part(words: str) -> str:
 
 
 def _sentences(words: str) -> list[str]:
-    return [s for s in _SENTENCES.split(_own_part(words)) if s.strip()]
+    return split_sentences(_own_part(words))
 
 
 def _negated(sentence: str, start: int, end: int | None = None) -> bool:

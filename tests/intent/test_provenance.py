@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_lsp.guards.intent import parse_intent
-from cortex_lsp.guards.provenance import (
+from cortex_lsp.intent.intent import parse_intent
+from cortex_lsp.intent.provenance import (
     UserTurn,
     instruction_text,
     is_grounded,

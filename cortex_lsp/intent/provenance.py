@@ -11,7 +11,7 @@ user's own words. Two layers decide what those are:
   after a hand-over such as "summarize this:".
 
 What the words ask for (a write, a web fetch, a run, a delete, the tools) is read once from what is
-left, by :func:`cortex_lsp.guards.intent.parse_intent`; every guard reads that ``Intent``, not the
+left, by :func:`cortex_lsp.intent.intent.parse_intent`; every guard reads that ``Intent``, not the
 message. Every function here is pure; regexes are compiled once at import, and the two filters keep
 a small memo (they are pure), since one run parses several texts built from the same message.
 """
@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from cortex_lsp.guards.handover import cut_handover, cut_material_colon
-from cortex_lsp.guards.material import instruction, normalize
-from cortex_lsp.guards.self_talk import is_grounded, self_statements
+from cortex_lsp.intent.handover import cut_handover, cut_material_colon
+from cortex_lsp.intent.quoted_material import instruction, normalize
+from cortex_lsp.intent.self_talk import is_grounded, self_statements
 
 __all__ = [
     "UserTurn",

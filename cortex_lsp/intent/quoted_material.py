@@ -1,6 +1,6 @@
-"""The material cuts behind :mod:`cortex_lsp.guards.provenance`: normalising a message and cutting out
-quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.guards.pasted`). The hand-over,
-colon and reported-speech cuts of ``request_text`` are in :mod:`cortex_lsp.guards.handover`.
+"""The material cuts behind :mod:`cortex_lsp.intent.provenance`: normalising a message and cutting out
+quoted, fenced and pasted material (line classes in :mod:`cortex_lsp.intent.pasted`). The hand-over,
+colon and reported-speech cuts of ``request_text`` are in :mod:`cortex_lsp.intent.handover`.
 
 Everything is pure and linear-time (hand-written scanners and precompiled regexes without nested
 quantifiers), so hostile 8 KB messages are cheap.
@@ -13,17 +13,12 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from cortex_lsp.guards.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
+from cortex_lsp.intent.pasted import cut_pasted_spans, looks_pasted, starts_pasted_block
+from cortex_lsp.intent.patterns import URL, strip_invisible
 
 # ------------------------------------------------------------------------------------------------
 # normalisation
 
-# Invisible characters: soft hyphen, combining grapheme joiner, zero-width, bidi marks/embeddings/
-# isolates, word joiners, Hangul fillers, variation selectors, BOM and Unicode tag characters.
-_INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
-)
 # Text inside a bidi override (LRO/RLO ... PDF) is shown reordered: the user did not read it as typed.
 _BIDI_OVERRIDE = re.compile("[\u202d\u202e][^\u202c\n]*(?:\u202c|$)", re.MULTILINE)
 
@@ -70,10 +65,10 @@ def normalize(text: str) -> str:
     if _ENTITY.search(text):  # &quot; &lt;note&gt; are quote marks and tags too
         text = html.unescape(text)
     text = _BIDI_OVERRIDE.sub(" ", text.translate(_QUOTE_FOLD))
-    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    text = unicodedata.normalize("NFKC", strip_invisible(text))
     if text.isascii():
         return text
-    return _LETTERS.sub(_fold_unless_name, _INVISIBLE.sub("", text))
+    return _LETTERS.sub(_fold_unless_name, strip_invisible(text))
 
 
 def _fold_unless_name(m: re.Match[str]) -> str:
@@ -97,7 +92,6 @@ FILE_NAME_RE = re.compile(
     re.IGNORECASE,
 )
 _BARE_NAME = re.compile(r"[\w][\w-]*(?:[/\\][\w][\w-]*)*(?:\.[\w-]+)*\.[A-Za-z0-9]{1,8}")
-_BARE_URL = re.compile(r"(?:https?://|www\.)[^\s\"'`<>]+", re.IGNORECASE)
 
 
 def _keepable(inner: str) -> bool:
@@ -105,7 +99,7 @@ def _keepable(inner: str) -> bool:
     s = inner.strip()
     if ".." in s or len(s) > 200:
         return False
-    return _BARE_NAME.fullmatch(s) is not None or _BARE_URL.fullmatch(s) is not None
+    return _BARE_NAME.fullmatch(s) is not None or URL.fullmatch(s) is not None
 
 
 # ------------------------------------------------------------------------------------------------

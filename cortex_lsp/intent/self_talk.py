@@ -9,7 +9,7 @@ the user's that says it the same way (affirmed, negated, or as something past), 
 security engineer" never backs "The user is a security engineer" and "I live in Berlin, not
 Atlantis" never backs "The user lives in Atlantis". The polarity comes from a small clause analysis
 (:func:`polar_segments`) applied alike to the fact and to the user's words. Only the user's own
-assertions count (:mod:`cortex_lsp.guards.self_claims`): a first-person subject matching the fact's
+assertions count (:mod:`cortex_lsp.intent.self_claims`): a first-person subject matching the fact's
 ("my brother is…" never backs "The user is…"), no reported belief, wish, doubt or joke, and hedges
 or stances of opposition ("hardly", "against") read as "not".
 """
@@ -20,10 +20,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
-from cortex_lsp.guards.material import instruction, normalize
-from cortex_lsp.guards.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.handover import HANDOVER_VERBS, cut_handover, cut_material_colon
+from cortex_lsp.intent.patterns import split_sentences
+from cortex_lsp.intent.quoted_material import instruction, normalize
+from cortex_lsp.intent.self_claims import clause_subject, cut_asked_about, harden, own_claim, retracts
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -31,7 +32,7 @@ def _alternatives(words: Iterable[str]) -> str:
     return "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(set(words), key=len, reverse=True))
 
 
-#: clause joiners and negators from :mod:`cortex_lsp.guards.lexicon` (one list with the clause analysis)
+#: clause joiners and negators from :mod:`cortex_lsp.intent.lexicon` (one list with the clause analysis)
 _JOINERS = _alternatives((*lx.SPLITTERS_EN, *lx.COORDINATORS_EN, *lx.LOOSE_JOINERS_EN))
 _NEGATORS = _alternatives((*lx.NEGATORS_EN, *lx.CLAUSE_NEGATORS_EN))
 _CONTRAST = _alternatives(" ".join(p) for p in lx.CONTRAST_PHRASES_EN)
@@ -39,7 +40,6 @@ _CONTRAST = _alternatives(" ".join(p) for p in lx.CONTRAST_PHRASES_EN)
 _MAX_CLAUSES = 8
 _MAX_CLAUSE_CHARS = 300
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _PREFIX = re.compile(
     r"^\s*(?:(?:oh\s+)?(?:and|also|plus|btw|by\s+the\s+way|fyi|ps|p\.s\.|note|reminder|just\s+so\s+you\s+know|"
     r"for\s+the\s+record|for\s+your\s+information)\b[,:]?\s*)*"
@@ -124,7 +124,7 @@ def self_statements(text: str) -> list[str]:
     words = _own_words(text)
     kept: list[str] = []
     previous = 0  # where the clauses of the sentence before start (a "Not." / "Just kidding." takes them back)
-    for sentence in _SENTENCES.split(words):
+    for sentence in split_sentences(words, at_semicolon=False):
         if retracts(sentence):
             del kept[previous:]
             continue
@@ -357,7 +357,7 @@ def _claims_about(fact: str, evidence: str) -> str:
     nouns = {n.lower().removesuffix("'s") for m in _POSSESSED.finditer(normalize(fact)) for n in m.groups() if n}
     kept: list[str] = []
     previous = 0
-    for sentence in _SENTENCES.split(normalize(evidence).replace("’", "'")):
+    for sentence in split_sentences(normalize(evidence).replace("’", "'"), at_semicolon=False):
         if retracts(sentence):
             del kept[previous:]
             continue

@@ -1,10 +1,10 @@
-"""The clause analysis behind :func:`cortex_lsp.guards.intent.parse_intent`.
+"""The clause analysis behind :func:`cortex_lsp.intent.intent.parse_intent`.
 
 The user's own words (already cut by the provenance filters) are tokenised (file names, words,
 punctuation; contractions and French elisions undone), split into sentences and clauses
-(:mod:`cortex_lsp.guards.segments`: at ``, ; :``, "but", and before a conditional, reason or
+(:mod:`cortex_lsp.intent.segments`: at ``, ; :``, "but", and before a conditional, reason or
 embedded-question word such as if/when/because/how/whether, in four languages), and each clause's
-verbs are looked up in the lemma tables of :mod:`cortex_lsp.guards.lexicon`. Every verb gets a
+verbs are looked up in the lemma tables of :mod:`cortex_lsp.intent.lexicon`. Every verb gets a
 polarity (a negator before it, or a clause-wide one such as "nicht", "pas", "nothing"; "don't forget
 to" is a request), a mood (imperative, request, question, past, conditional, statement) and its
 targets (the file names of its clause, with sources such as "from x.csv" left out; "update it" takes
@@ -18,9 +18,9 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.segments import Clause, clauses, line_starts, sentences, starts
-from cortex_lsp.guards.tokens import Tok, phrase_words, tokens
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.segments import Clause, clauses, line_starts, sentences, starts
+from cortex_lsp.intent.tokens import Tok, phrase_words, tokens
 
 __all__ = [
     "CREATE_VERBS", "GRANTING_MOODS", "REPLACE_VERBS", "SAVE_VERBS", "Action", "Analysis", "analyse", "lemma",

@@ -1,11 +1,11 @@
-"""The clause analysis of :mod:`cortex_lsp.guards.intent`: a table of sentences in four languages, in
+"""The clause analysis of :mod:`cortex_lsp.intent.intent`: a table of sentences in four languages, in
 both directions (what each grants, and sentences that grant nothing), plus the Intent's other fields."""
 
 from __future__ import annotations
 
 import pytest
 
-from cortex_lsp.guards.intent import Action, Intent, WriteGrant, describe_actions, parse_intent
+from cortex_lsp.intent.intent import Action, Intent, WriteGrant, describe_actions, parse_intent
 
 # (sentence, files that may be created, files that may be replaced, unnamed save allowed)
 GRANTS: list[tuple[str, set[str], set[str], bool]] = [

@@ -1,11 +1,11 @@
 """The user's own words, parsed once into a typed intent that every guard reads.
 
-:func:`parse_intent` first applies the provenance cuts (:class:`~cortex_lsp.guards.provenance.UserTurn`:
+:func:`parse_intent` first applies the provenance cuts (:class:`~cortex_lsp.intent.provenance.UserTurn`:
 the selection, quoted, fenced and pasted material are data), then a small clause analysis in code:
 
 1. the words are split into sentences and clauses (at ``, ; :``, "but", and before a conditional,
    reason or embedded-question word such as if/when/because/how/whether, in four languages);
-2. each clause's verbs are looked up in the lemma tables of :mod:`cortex_lsp.guards.lexicon`
+2. each clause's verbs are looked up in the lemma tables of :mod:`cortex_lsp.intent.lexicon`
    (English, German, French, Spanish, with colloquial idioms such as "jot down", "put it in");
 3. each verb gets a polarity (a negator before it, or a clause-wide one such as "nicht", "pas",
    "nothing"; "don't forget to" is a request), a mood (imperative, request, question, past,
@@ -13,7 +13,7 @@ the selection, quoted, fenced and pasted material are data), then a small clause
    "from x.csv" left out).
 
 Only an :class:`Action` that is not negated and is an imperative or a request ``grants`` anything; the
-:class:`~cortex_lsp.guards.grants.WriteGrant` collects the files such actions name.
+:class:`~cortex_lsp.intent.grants.WriteGrant` collects the files such actions name.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from cortex_lsp.guards.about import prepare, settle
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
-from cortex_lsp.guards.cues import Cues, read_cues, urls_in
-from cortex_lsp.guards.grants import WriteGrant, path_key
-from cortex_lsp.guards.provenance import UserTurn, instruction_text, request_text
+from cortex_lsp.intent.about import prepare, settle
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, analyse
+from cortex_lsp.intent.cues import Cues, read_cues, urls_in
+from cortex_lsp.intent.grants import WriteGrant, path_key
+from cortex_lsp.intent.patterns import FENCED
+from cortex_lsp.intent.provenance import UserTurn, instruction_text, request_text
 
 __all__ = ["Action", "Cues", "Intent", "WriteGrant", "parse_intent"]
 
@@ -45,7 +46,7 @@ class Intent:
     arithmetic: str | None
     #: the user asked to save, named no file, and the clause said "a file" (or used a save verb)
     unnamed_save: bool = field(default=False, repr=False)
-    #: the keyword readings of the same words (:mod:`cortex_lsp.guards.cues`): web, run, Python, tools …
+    #: the keyword readings of the same words (:mod:`cortex_lsp.intent.cues`): web, run, Python, tools …
     cues: Cues = field(default=Cues(), repr=False)
     #: the message as given to :func:`parse_intent`, before any cut
     message: str = field(default="", repr=False, compare=False)
@@ -113,7 +114,6 @@ class Intent:
 # ------------------------------------------------------------------------------------------------
 # code and arithmetic
 
-_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _ARITH = re.compile(r"[-(]?\s*\d[\d.,]*(?:\s*(?:\*\*|[-+*/×÷^%x])\s*\(?\s*-?\d[\d.,]*\)?)+\)?")
 _ARITH_WORDS = (
     (re.compile(r"\s+(?:times|multiplied\s+by|mal)\s+", re.IGNORECASE), "*"),
@@ -126,7 +126,7 @@ _ARITH_WORDS = (
 def _code_at_hand(message: str, selection: str | None) -> str | None:
     if selection and selection.strip():
         return selection
-    blocks = _FENCED.findall(message)
+    blocks = FENCED.findall(message)
     return blocks[-1][1] if blocks else None
 
 
@@ -182,7 +182,7 @@ def _parse(message: str, selection: str | None) -> Intent:
     cues = read_cues(words)
     granting = any(a.grants for a in found.actions)
     kind = "question" if found.any_question and not granting else "instruction"
-    # only a granting run of code or "use Python to …" (guards/asks.py): not "run me through", not a
+    # only a granting run of code or "use Python to …" (intent/asks.py): not "run me through", not a
     # negated or questioned "run", not the word "Python"
     run = cues.run or cues.python
     return Intent(
@@ -209,5 +209,5 @@ def describe_actions(intent: Intent) -> str:
 
 
 def grant_key(path: str) -> str:
-    """Re-exported :func:`~cortex_lsp.guards.grants.path_key` for callers of this module."""
+    """Re-exported :func:`~cortex_lsp.intent.grants.path_key` for callers of this module."""
     return path_key(path)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cortex_lsp.guards.grants import NO_GRANT, WriteGrant, path_key, relative_to_roots, unsafe_name
-from cortex_lsp.guards.intent import parse_intent
+from cortex_lsp.guards.root_choice import relative_to_roots
+from cortex_lsp.intent.grants import NO_GRANT, WriteGrant, path_key, unsafe_name
+from cortex_lsp.intent.intent import parse_intent
 
 
 def test_a_named_create_allows_only_that_new_file() -> None:

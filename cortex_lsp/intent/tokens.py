@@ -1,4 +1,4 @@
-"""Tokens for the clause analysis (:mod:`cortex_lsp.guards.clauses`): file names (``notes.md``,
+"""Tokens for the clause analysis (:mod:`cortex_lsp.intent.clauses`): file names (``notes.md``,
 ``docs/a.md``, ``.env``, ``Makefile``), lower-cased words and clause punctuation, with URLs removed,
 English contractions ("don't" → "do not") and French elisions ("n'enregistre" → "ne enregistre")
 undone. Pure; regexes compiled once.
@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cortex_lsp.intent.patterns import URL
+
 __all__ = ["Tok", "phrase_words", "tokens"]
 
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>\"'`]*", re.IGNORECASE)
 _BARE_NAMES = (
     "makefile|gnumakefile|dockerfile|containerfile|jenkinsfile|vagrantfile|procfile|gemfile|rakefile|"
     "justfile|pipfile"
@@ -43,7 +44,7 @@ class Tok:
 
 def tokens(text: str) -> list[Tok]:
     text = text.replace("\u2019", "'").replace("\u2018", "'")
-    text = _URL.sub(" ", text)
+    text = URL.sub(" ", text)
     text = re.sub(r"(?i)\bs'il\b", "s il", text)
     text = _CONTRACTION.sub(_contraction, text)
     text = _ELISION.sub(lambda m: m.group(1) + "e ", text)

@@ -1,6 +1,6 @@
 """A write the request's own later clause takes back: "Create out.md with the text hi, but don't save it".
 
-The clause analysis (:mod:`cortex_lsp.guards.clauses`) reads each clause on its own, so "create out.md"
+The clause analysis (:mod:`cortex_lsp.intent.clauses`) reads each clause on its own, so "create out.md"
 grants and the later "but don't save it" is a negated save of nothing. :func:`take_back` reads them
 together: a negated create/replace verb in a *later* clause whose object is bare — a pronoun ("it",
 "that", "es", "le", "lo"), a file noun ("the file", "a file", "die Datei"), the named file itself or
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cortex_lsp.guards import lexicon as lx
-from cortex_lsp.guards.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, lemma
-from cortex_lsp.guards.grants import path_key
-from cortex_lsp.guards.tokens import tokens
+from cortex_lsp.intent import lexicon as lx
+from cortex_lsp.intent.clauses import CREATE_VERBS, REPLACE_VERBS, Action, Analysis, lemma
+from cortex_lsp.intent.grants import path_key
+from cortex_lsp.intent.tokens import tokens
 
 __all__ = ["take_back"]
 

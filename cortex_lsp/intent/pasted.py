@@ -1,4 +1,4 @@
-"""Lines and spans that look pasted, for the provenance cuts in :mod:`cortex_lsp.guards.material`.
+"""Lines and spans that look pasted, for the provenance cuts in :mod:`cortex_lsp.intent.quoted_material`.
 
 Classes of pasted material that are data, never the user's words, whatever they say:
 

@@ -1,4 +1,4 @@
-"""A write the request's own later clause takes back (:mod:`cortex_lsp.guards.taken_back`).
+"""A write the request's own later clause takes back (:mod:`cortex_lsp.intent.taken_back`).
 
 "Create out.md with the text hi, but don't save it" used to grant a write of out.md: the clause analysis
 read "but don't save it" as a negated save of nothing. Both directions, in the four languages: a later
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_lsp.guards.intent import describe_actions, parse_intent
+from cortex_lsp.intent.intent import describe_actions, parse_intent
 
 #: (the user's words, the files still granted to be created, to be replaced)
 TAKEN_BACK: list[tuple[str, set[str], set[str]]] = [

@@ -1,6 +1,6 @@
 """Write grants: which files the user's own words allow Cortex to create or replace.
 
-A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.guards.intent`). It is
+A :class:`WriteGrant` is derived once from the parsed intent (:mod:`cortex_lsp.intent.intent`). It is
 the strict reading of what the words asked for: the ``asked`` label of a write builds on it
 (:mod:`cortex_lsp.guards.asked`), and where nobody reviews a write only an asked one is sent
 (:mod:`cortex_lsp.guards.consent`). It covers exactly
@@ -19,9 +19,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 
-__all__ = ["NO_GRANT", "WriteGrant", "path_key", "relative_to_roots", "unsafe_name"]
+__all__ = ["NO_GRANT", "WriteGrant", "exact_key", "path_key", "unsafe_name"]
 
 #: Names an unnamed save may never pick: run by Python, test runners, build and CI tools, shells.
 UNSAFE_NAMES = frozenset(
@@ -97,17 +96,6 @@ def unsafe_name(relative: str) -> str | None:
         )
     if "." in stem:
         return f"{name} has more than one extension"
-    return None
-
-
-def relative_to_roots(path: Path, roots: Iterable[Path]) -> str | None:
-    """``path`` relative to the first root that holds it (POSIX separators), else ``None``."""
-    resolved = path.resolve()
-    for root in roots:
-        try:
-            return PurePosixPath(resolved.relative_to(root.resolve())).as_posix()
-        except ValueError:
-            continue
     return None
 
 
@@ -188,4 +176,3 @@ def _listed(paths: Iterable[str]) -> str:
 
 
 NO_GRANT = WriteGrant()
-NO_GRANT_GIVEN = "Not written: the edit carries no write grant from the user's own words."

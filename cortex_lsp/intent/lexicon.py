@@ -1,9 +1,9 @@
-"""Word tables for the clause analysis in :mod:`cortex_lsp.guards.intent` (English, German, French,
+"""Word tables for the clause analysis in :mod:`cortex_lsp.intent.intent` (English, German, French,
 Spanish): verb forms mapped to a canonical lemma and a tense, negators, mood markers and fillers.
 
-Only tables live here (built once at import, read-only); the analysis is in :mod:`cortex_lsp.guards.clauses`.
+Only tables live here (built once at import, read-only); the analysis is in :mod:`cortex_lsp.intent.clauses`.
 The English negation and clause-joining groups are also what the memory polarity analysis
-(:mod:`cortex_lsp.guards.self_talk`) reads: one list of cue words for both.
+(:mod:`cortex_lsp.intent.self_talk`) reads: one list of cue words for both.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ __all__ = [
     "INTERROGATIVE_STARTS",
     "LOOSE_JOINERS_EN",
     "MIDCLAUSE_QUESTION",
+    "NEGATION_STEMS",
+    "NEGATION_WORDS",
     "NEGATORS_EN",
     "PAST_AUX",
     "PAST_TIME",
@@ -338,8 +340,8 @@ PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
 )
 
 # --- English cue groups: the clause analysis below and the memory polarity analysis
-# (:func:`cortex_lsp.guards.self_talk.polar_segments`) read the same words
-#: negate what follows them ("don't" arrives here as "do not": :mod:`cortex_lsp.guards.tokens`)
+# (:func:`cortex_lsp.intent.self_talk.polar_segments`) read the same words
+#: negate what follows them ("don't" arrives here as "do not": :mod:`cortex_lsp.intent.tokens`)
 NEGATORS_EN = ("not", "never", "no", "without", "nor", "neither", "cannot")
 #: negate their whole clause ("nothing to save", "nobody asked")
 CLAUSE_NEGATORS_EN = ("nothing", "none", "nowhere", "nobody")
@@ -367,6 +369,17 @@ CLAUSE_NEGATORS = frozenset(CLAUSE_NEGATORS_EN) | frozenset(
     "nicht nie niemals kein keine keinen keinem keiner keines nichts pas jamais rien aucun aucune "
     "nada ningún ningun ninguno ninguna".split()
 )
+#: every word that negates, in the languages the words are read in: the clause analysis's negators
+#: (without the verbs "avoid", "refrain", "stop") and the further languages of the asked label
+#: (:mod:`cortex_lsp.guards.asked`: Portuguese, Dutch, Italian, Swedish, Polish)
+NEGATION_WORDS = (PRECEDING_NEGATORS - {"avoid", "refrain", "stop"}) | CLAUSE_NEGATORS | frozenset(
+    "nothing none neither nor cannot dont nie niemals nichts ohne ne pas jamais rien sans nunca nada sin "
+    "jamás jamas tampoco não nao nem niet nooit geen niets zonder non mai niente senza inte aldrig ingen "
+    "inget utan nigdy bez".split()
+)
+#: negating words read with any ending ("keine", "aucune", "ninguna", "nenhuma", "nessuno", "żadnego")
+NEGATION_STEMS = ("kein", "aucun", "ningún", "ningun", "nenhum", "nessun", "żadn", "zadn")
+
 #: "instead of", "rather than" and their kin negate the verb after them
 NEGATING_PHRASES = (
     *CONTRAST_PHRASES_EN, ("anstatt",), ("statt",), ("au", "lieu", "de"),
