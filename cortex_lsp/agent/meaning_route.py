@@ -61,6 +61,9 @@ _WORD = re.compile(r"`?([\w][\w.-]*(?:/[\w.-]+)*)/?`?")
 DOCS_MATCH = 0.40
 #: the classifier reads a document search and the nearest section is at least this close
 DOCS_MEANT = 0.30
+#: a direct reading this clear is kept whatever the documents hold: "What is my favourite food?" asks
+#: the user's memory, even when a file in the folder says something about "the user"
+DIRECT_KEPT = 0.50
 
 
 def project_folder(message: str, project: ProjectView | None) -> str | None:
@@ -285,6 +288,7 @@ def combine(
         chosen = _read(intent, offered)
     elif kind == "data_value":
         chosen = _read(intent, offered) or _find(intent, offered)
-    if chosen is None and not intent.files and not intent.code and kind not in ("compute", "run_code"):
+    if chosen is None and not intent.files and not intent.code and kind not in ("compute", "run_code") \
+            and not (kind == "direct" and meaning.sure and meaning.margin >= DIRECT_KEPT):
         chosen = _docs(intent, offered, meaning, message, meant=False)
     return chosen or ruled

@@ -197,6 +197,16 @@ def test_the_documents_answer_a_question_they_cover() -> None:
     assert decide_in("what is the capital of Peru?", reading("doc_search", docs=0.2)).calls == ()
 
 
+def test_a_clear_direct_reading_is_kept_whatever_the_documents_hold() -> None:
+    # "About the user: the user's favourite food is durian." in a file: the question asks the user's memory
+    clear = Meaning(route="direct", nearest="direct", score=0.06, margin=0.70, runner_up="data_value",
+                    project=PROJECT, docs=DocsMatch(0.56, PROJECT.sections[0]))
+    assert decide_in("What is my favourite food?", clear).calls == ()
+    leaning = Meaning(route="direct", nearest="direct", score=0.06, margin=0.20, runner_up="doc_search",
+                      project=PROJECT, docs=DocsMatch(0.56, PROJECT.sections[0]))
+    assert [c.tool for c in decide_in("How do we deploy this service?", leaning).calls] == ["doc_search"]
+
+
 def test_meaning_proposes_a_write_of_given_text_to_a_new_file_only() -> None:
     chosen = decide_in("new file plan.txt, content: ship on Monday", reading("write_given"))
     assert (chosen.save_to, chosen.save_text, chosen.tools) == ("plan.txt", "ship on Monday", ("write_file",))
