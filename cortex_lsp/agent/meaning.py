@@ -262,12 +262,12 @@ class MeaningClassifier:
 
 
 def packaged_classifier(cache_dir: Path | None = None) -> MeaningClassifier | None:
-    """A classifier over its own single-thread session of the packaged ONNX embedder (one short
-    sentence runs fastest on one thread, and memory's embeddings never wait for it); ``None`` when the
-    embedder is not installed."""
+    """A classifier over its own session of the packaged ONNX embedder (memory's embeddings never wait
+    for it), on one thread or two, whichever runs a short sentence faster on this machine when it
+    loads; ``None`` when the embedder is not installed."""
     from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder_files
 
     files = packaged_embedder_files()
     if files is None:
         return None
-    return MeaningClassifier(OnnxEmbedder(files, threads=1), cache_dir=cache_dir)
+    return MeaningClassifier(OnnxEmbedder(files, threads=1, fastest_of=(1, 2)), cache_dir=cache_dir)

@@ -30,6 +30,7 @@ from cortex_lsp.models.onnx_embedder import (
     OnnxEmbedder,
     embedder_unavailable_reason,
     packaged_embedder,
+    packaged_embedder_files,
 )
 
 _reason = embedder_unavailable_reason()
@@ -160,3 +161,19 @@ async def test_doctor_finds_both_models_in_embedded_mode(tmp_path: Path) -> None
     checks = {c.name: c for c in await run_checks(settings, [tmp_path])}
     assert checks["chat model"].ok and checks["embedding model"].ok
     assert ONNX_EMBED_MODEL in checks["embedding model"].detail
+
+
+@needs_embedder
+def test_the_faster_thread_count_is_kept_and_vectors_do_not_change(caplog: pytest.LogCaptureFixture) -> None:
+    files = packaged_embedder_files()
+    assert files is not None
+    one = OnnxEmbedder(files, threads=1)
+    timed = OnnxEmbedder(files, threads=1, fastest_of=(1, 2, 64))  # more threads than cores: never tried
+    with caplog.at_level("INFO", logger="cortex_lsp.models.onnx_embedder"):
+        timed.load()
+    tried = [r.getMessage() for r in caplog.records if "thread(s)" in r.getMessage()]
+    assert len(tried) == 1 and "64 thread" not in tried[0]
+    assert timed._threads in (1, 2)
+    texts = ["how do I install the dependencies?", "list the src folder"]
+    for a, b in zip(one.embed_sync(texts), timed.embed_sync(texts), strict=True):
+        assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.999
