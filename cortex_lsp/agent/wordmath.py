@@ -201,7 +201,7 @@ def _shared(text: str) -> str | None:
         return None
     n = match.group(1) or match.group(2)
     rest = (text[:match.start()] + text[match.end():]).strip()
-    if not n or int(n) == 0 or not re.search(r"\d", rest):
+    if not n or not n.strip("0") or not re.search(r"\d", rest):
         return None
     total = _arithmetic(rest)
     if total is None:  # "pizza costs 24, shared among 3 friends": the one amount given is the total
