@@ -13,8 +13,9 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-#: folders never walked (dependencies, builds, caches); hidden entries are never walked either
-SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "target"})
+# folders never walked (dependencies, builds, caches): the document index's; hidden entries never either
+from cortex_lsp.memory.docscan import SKIP_DIRS
+
 MAX_ENTRIES = 5000
 MAX_DEPTH = 6
 MAX_FOUND = 8
