@@ -422,8 +422,7 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
             prose = PurePosixPath((origin[i] or ("", 0))[0].lower()).suffix in _PROSE_SUFFIXES
             first, last = _paragraph(lines, i) if prose else (i, i)
             candidates.append(_Scored(score, first, last))
-    in_sections = [c for c in candidates if c.first not in lead and c.score >= scorer.least()]
-    if in_sections:
+    if any(c.first not in lead and c.score >= scorer.least() for c in candidates):
         candidates = [c for c in candidates if c.first not in lead]
     excerpts = []
     for a, b in _choose(candidates, scorer, max_lines):
