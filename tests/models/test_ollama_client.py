@@ -54,3 +54,19 @@ async def test_missing_model_and_no_server_are_named_with_advice() -> None:
         assert "ollama serve" in unavailable.value.user_message()
     finally:
         await gone.aclose()
+
+
+async def test_a_server_that_goes_down_is_down_for_a_client_holding_a_kept_alive_connection() -> None:
+    # a model server that stops drops its connections: the client's pooled one must not still be answered
+    server = ScriptedModelServer().start()
+    client = OllamaClient(server.url, timeout=5)
+    try:
+        before = await collect(client.chat_stream([Message("user", "hi")], model="qwen2.5:7b"))
+        server.stop()
+        with pytest.raises(ModelUnavailable):
+            await collect(client.chat_stream([Message("user", "still there?")], model="qwen2.5:7b"))
+    finally:
+        server.stop()
+        await client.aclose()
+    assert before.content == "OK"
+    assert [b["messages"][-1]["content"] for b in server.chat_requests] == ["hi"]
