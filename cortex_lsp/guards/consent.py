@@ -29,14 +29,7 @@ from typing import TYPE_CHECKING
 
 from cortex_lsp.guards.asked import asked_for
 from cortex_lsp.guards.root_choice import relative_to_roots, root_refusal
-from cortex_lsp.intent.grants import (
-    _SHADOWED,
-    UNSAFE_DIRS,
-    UNSAFE_EXTENSIONS,
-    UNSAFE_NAMES,
-    exact_key,
-    path_key,
-)
+from cortex_lsp.intent.grants import exact_key, hazard
 from cortex_lsp.intent.intent import Intent
 
 if TYPE_CHECKING:
@@ -47,28 +40,6 @@ __all__ = ["WriteDecision", "asked_for", "decide", "description", "hazard", "sin
 ASKED = "You asked for this change."
 
 NO_GRANT_GIVEN = "Not written: the edit carries no write grant from the user's own words."
-
-def hazard(relative: str) -> str | None:
-    """Why ``relative`` is a file that programs run or read as configuration (written only when the
-    user named it), else ``None``."""
-    key = path_key(relative)
-    parts = [p for p in key.split("/") if p]
-    if not parts:
-        return "there is no file name"
-    name = parts[-1]
-    if any(p.startswith(".") for p in parts):
-        return f"{relative} is a hidden file or folder"
-    if any(p in UNSAFE_DIRS for p in parts[:-1]):
-        return f"{relative} is in a folder of scripts or configuration"
-    if name in UNSAFE_NAMES:
-        return f"{name} is a file that tools run or read as configuration"
-    stem, dot, ext = name.rpartition(".")
-    if dot and ext in UNSAFE_EXTENSIONS:
-        return f".{ext} files are run or loaded by other programs"
-    if dot and ext == "py" and (stem in _SHADOWED or stem.endswith("customize")):
-        return f"{name} would shadow the Python module {stem!r}"
-    return None
-
 
 def unasked_reason(read: Sequence[str], *, intent: Intent | None = None, relative: str = "",
                    exists: bool = False) -> str:

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-__all__ = ["NO_GRANT", "WriteGrant", "exact_key", "path_key", "unsafe_name"]
+__all__ = ["NO_GRANT", "WriteGrant", "exact_key", "hazard", "path_key", "unsafe_name"]
 
 #: Names an unnamed save may never pick: run by Python, test runners, build and CI tools, shells.
 UNSAFE_NAMES = frozenset(
@@ -69,11 +69,23 @@ def path_key(path: str) -> str:
     return exact_key(path).casefold()
 
 
+def hazard(relative: str) -> str | None:
+    """Why ``relative`` is a file that programs run or read as configuration (a hidden file, a file in a
+    scripts or configuration folder, a tool's configuration name, a loaded extension, a module that would
+    shadow another), else ``None``. Such a file is written only when the user named it."""
+    return _unsafe(relative, strict=False)
+
+
 def unsafe_name(relative: str) -> str | None:
-    """Why an unnamed save may not pick ``relative`` (an executable/config/dotfile name), else ``None``."""
+    """Why an unnamed save may not pick ``relative``: a :func:`hazard`, or not a plain text or data file
+    with one extension, else ``None``."""
+    return _unsafe(relative, strict=True)
+
+
+def _unsafe(relative: str, *, strict: bool) -> str | None:
     key = path_key(relative)
     if not key:
-        return "no file name"
+        return "there is no file name"
     parts = key.split("/")
     name = parts[-1]
     if any(p.startswith(".") for p in parts):
@@ -83,12 +95,14 @@ def unsafe_name(relative: str) -> str | None:
     if name in UNSAFE_NAMES:
         return f"{name} is a file that tools run or read as configuration"
     stem, dot, ext = name.rpartition(".")
+    if dot and stem and ext in UNSAFE_EXTENSIONS:
+        return f".{ext} files are run or loaded by other programs"
+    if dot and ext == "py" and (stem in _SHADOWED or stem.endswith("customize")):
+        return f"{name} would shadow the Python module {stem!r}"
+    if not strict:
+        return None
     if not dot or not stem:
         return f"{relative} has no file extension"
-    if ext in UNSAFE_EXTENSIONS:
-        return f".{ext} files are run or loaded by other programs"
-    if ext == "py" and (stem in _SHADOWED or stem.endswith("customize")):
-        return f"{name} would shadow the Python module {stem!r}"
     if ext not in PLAIN_EXTENSIONS:
         return (
             f".{ext} is not a plain text or data file (code is run by test runners and imports); "
