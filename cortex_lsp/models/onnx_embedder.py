@@ -133,9 +133,11 @@ class OnnxEmbedder:
         others = [n for n in self._fastest_of if n != self._threads]
         if others:
             # the session above serves at once; the other thread counts are timed beside it and the
-            # faster one replaces it, so the choice never delays a first embed
+            # faster one replaces it, so the choice never delays a first embed. Not a daemon: the
+            # interpreter waits the fraction of a second it takes before it exits (ending it inside
+            # onnxruntime aborts the process)
             self._choosing = threading.Thread(target=self._keep_fastest, args=(others,),
-                                              name="embedder-threads", daemon=True)
+                                              name="embedder-threads", daemon=False)
             self._choosing.start()
 
     def _keep_fastest(self, others: list[int]) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import math
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,19 @@ def test_the_faster_thread_count_is_kept_and_vectors_do_not_change(caplog: pytes
     texts = ["how do I install the dependencies?", "list the src folder"]
     for a, b in zip(one.embed_sync(texts), timed.embed_sync(texts), strict=True):
         assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.999
+
+
+EXIT_AT_ONCE = """
+import sys, time
+from cortex_lsp.models.onnx_embedder import OnnxEmbedder, packaged_embedder_files
+OnnxEmbedder(packaged_embedder_files(), threads=1, fastest_of=(1, 2)).load()
+time.sleep(float(sys.argv[1]))
+"""
+
+
+@needs_embedder
+@pytest.mark.parametrize("delay", ["0", "0.05", "0.1"])
+def test_a_process_that_exits_while_thread_counts_are_timed_exits_cleanly(delay: str) -> None:
+    # the timing runs inside onnxruntime in its own thread: ending the interpreter under it aborts
+    done = subprocess.run([sys.executable, "-c", EXIT_AT_ONCE, delay], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
