@@ -30,7 +30,8 @@ SHOWN_TERMS = 12
 
 _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\bcombien\b|\bcu[aá]nt[oa]s\b"
                     r"|\bquant[oa]s\b|\bquant[ie]\b|\bile\b|\bhoeveel\b|\bhur\s+många\b", re.I)
-_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bin\s+all\b|\b(?:gesamt)?summe\b"
+_TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bin\s+all\b|\boverall\b"
+                    r"|\bcombined\b|\b(?:gesamt)?summe\b|\binsgesamt\b|\bau\s+total\b|\ben\s+total\b"
                     r"|\bsomme\b|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
                       r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)

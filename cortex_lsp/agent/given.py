@@ -41,10 +41,13 @@ _MARKED = re.compile(
 )
 #: "a file with milk, eggs and bread in it": the items the user listed
 _WITH_ITEMS = re.compile(
-    r"\b(?:with|containing|listing|that\s+(?:has|lists))\s+(?:the\s+(?:items?|words?)\s+)?:?\s*"
-    r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it)\s*[.!]?\s*$",
+    r"\b(?:with|containing|listing|that\s+(?:has|lists)|mit|avec|con|com|met|med)\s+"
+    r"(?:the\s+(?:items?|words?)\s+)?:?\s*"
+    r"(.+?)\s+(?:in\s+it|inside|in\s+there|on\s+it|drin|darin|dedans|dentro|erin|i\s+den|i\s+det)\s*[.!]?\s*$",
     re.IGNORECASE,
 )
+#: the words that join the last item: "milk, eggs and bread", "Äpfel, Brot und Käse", "pain et lait"
+_ITEM_JOIN = re.compile(r"\s*,\s*(?:(?:and|und|et|y|e|en|och)\s+)?|\s+(?:and|und|et|y|e|en|och)\s+", re.IGNORECASE)
 #: one item "with … in it" is text to write only when it reads as a literal: a file name or code signs
 #: ("with python app.py in it"), not a description ("with some ideas in it")
 _LITERAL_SIGNS = re.compile(r"[\w-]\.[A-Za-z0-9]{1,8}\b|[=/()$;:<>]")
@@ -102,7 +105,7 @@ def given_text(message: str, save_to: str, *, words: str = "") -> str | None:
         return below.strip("\n") + "\n"  # the request on the first line, the text on the next ones
     items = _WITH_ITEMS.search(words or message)
     if items and not _QUOTED.search(items.group(1)):
-        listed = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", items.group(1)) if i.strip(" .")]
+        listed = [i.strip(" .") for i in _ITEM_JOIN.split(items.group(1)) if i.strip(" .")]
         if len(listed) > 1:
             return "\n".join(listed) + "\n"
         if len(listed) == 1 and _LITERAL_SIGNS.search(listed[0]):

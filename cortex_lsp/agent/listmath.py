@@ -27,7 +27,8 @@ _AVERAGE = re.compile(
     re.IGNORECASE,
 )
 _SUM = re.compile(
-    rf"\b(?:(?:the\s+)?(?:sum|total)|somme|summe|suma|soma|somma|som|totaal|add(?:\s+up|\s+together)?|"
+    rf"\b(?:(?:the\s+)?(?:sum|total)|somme|summe|suma|soma|somma|som|totaal|"
+    r"add(?:\s+(?:these|those|them|the\s+following))?(?:\s+up|\s+together)?(?:\s+for\s+(?:me|us))?|"
     rf"sum\s+up|tally(?:\s+up)?|addiere|addier|additionne[rz]?|sumar?|sommare|somar|some|tel\s+op){_LEAD}{_LIST}",
     re.IGNORECASE,
 )
@@ -49,7 +50,7 @@ _DIVIDE_BY = re.compile(
 )
 # "100 geteilt durch 8", "3 fois 4", "7 más 5": operator words of the other languages
 _OPERATORS = (
-    (r"geteilt\s+durch|dividiert\s+durch|divise\s+par|dividido\s+(?:por|entre)|diviso\s+(?:per|da)?|"
+    (r"geteilt\s+durch|dividiert\s+durch|divise\s+par|dividido\s+(?:por|entre)|diviso(?:\s+(?:per|da))?|"
      r"gedeeld\s+door", "/"),
     (r"mal|multipliziert\s+mit|fois|multiplie\s+par|multiplicado\s+por|moltiplicato\s+per|vezes|keer|maal", "*"),
     (r"mas|piu|mais", "+"),

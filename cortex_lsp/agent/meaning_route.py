@@ -23,6 +23,7 @@ from dataclasses import replace
 from cortex_lsp.agent.datavalue import is_data_file
 from cortex_lsp.agent.given import given_write
 from cortex_lsp.agent.meaning import Meaning
+from cortex_lsp.agent.numtext import fold
 from cortex_lsp.agent.project_view import ProjectView
 from cortex_lsp.agent.router import (
     DOC_TOP_K,
@@ -66,6 +67,48 @@ DOCS_MEANT = 0.30
 DIRECT_KEPT = 0.50
 
 
+_LONG_WORD = re.compile(r"[^\W\d_]{5,}")
+#: heading words that name no topic
+_PLAIN_HEADING_WORDS = frozenset({"about", "using", "steps", "notes", "overview", "introduction", "other",
+                                  "general", "section", "chapter", "details", "service", "project"})
+#: the shared start that makes two words one (install/installiere/installation, release/releasing)
+SHARED_START = 6
+
+
+def heading_named(message: str, project: ProjectView | None) -> bool:
+    """Does the message name a document heading's topic, in any language the words share a start with
+    ("Wie installiere ich …" and "Installation steps", "Hur gör man en ny release?" and "Making a
+    release")? The sentence encoder reads English; a word's start is read in every language."""
+    if project is None or not project.sections:
+        return False
+    asked = {w[:SHARED_START] for w in _LONG_WORD.findall(fold(message).casefold()) if len(w) >= SHARED_START}
+    for section in project.sections:
+        for word in _LONG_WORD.findall(fold(section.title).casefold()):
+            if len(word) >= SHARED_START and word not in _PLAIN_HEADING_WORDS and word[:SHARED_START] in asked:
+                return True
+    return False
+
+
+_DATA_NOUNS = r"(?:files?|numbers|data|figures|settings|sheet|table|values|spreadsheet|csv|json|yaml)"
+
+
+def stem_named(message: str, project: ProjectView | None) -> str | None:
+    """A data file at the top of the folder that the words name by its stem: "our sales numbers" →
+    sales.csv, "the config file" → config.json (one file only; two with that stem name neither)."""
+    if project is None:
+        return None
+    found: list[str] = []
+    for name in project.data_files:
+        stem = name.rsplit(".", 1)[0]
+        if len(stem) < 3:
+            continue
+        word = re.escape(stem) + r"s?"
+        pattern = (rf"\b(?:the|our|my|this|that|your)\s+{word}\b|\b{word}\s+{_DATA_NOUNS}\b")
+        if re.search(pattern, message, re.IGNORECASE):
+            found.append(name)
+    return found[0] if len(found) == 1 else None
+
+
 def project_folder(message: str, project: ProjectView | None) -> str | None:
     """A folder of the open project the request names ("ls src", "in `docs/`", "the src folder")."""
     if project is None:
@@ -96,7 +139,10 @@ def _list(intent: IntentLike, offered: set[str], message: str, project: ProjectV
         if named == ".":
             return None
         folder = named
-    call = RoutedCall("list_dir", {"path": folder or folder_named(intent.words)})
+    path = folder or folder_named(intent.words)
+    if path.strip("/").lower() in ROOT_WORDS and (project is None or project.folder(path) is None):
+        path = "."  # "what's in the top folder?": the open folder itself
+    call = RoutedCall("list_dir", {"path": path})
     return Route("tools", (call,), tools=("list_dir",), prose=False, reason="the request means a folder listing")
 
 
@@ -106,7 +152,8 @@ def _docs(intent: IntentLike, offered: set[str], meaning: Meaning, message: str,
     if "doc_search" not in offered:
         return None
     near = meaning.docs.score if meaning.docs is not None else 0.0
-    covered = near >= DOCS_MATCH or (meant and (_DOCUMENTS.search(message) or near >= DOCS_MEANT))
+    covered = near >= DOCS_MATCH or (meant and (_DOCUMENTS.search(message) or near >= DOCS_MEANT
+                                                or heading_named(message, meaning.project)))
     if not covered:
         return None
     query = doc_query(intent.words if len(intent.words) > 12 else message)
@@ -271,6 +318,10 @@ def combine(
     chosen: Route | None = _folder_files(intent, offered, meaning, message, project)
     if chosen is not None:
         return chosen
+    stem_file = stem_named(message, project) if not intent.files and not intent.code else None
+    if stem_file is not None and kind in ("data_value", "read", "doc_search", "compute") and "read_file" in offered:
+        return Route("tools", (RoutedCall("read_file", {"path": stem_file}),), tools=("read_file",),
+                     compute_data=True, reason="the request names a data file of the folder by its stem")
     if kind == "write_given":
         chosen = _write(offered, message, project, exists) if exists is not None else None
     elif not meaning.sure and kind not in ("list", "doc_search"):

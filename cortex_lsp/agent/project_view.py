@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from cortex_lsp.agent.datavalue import is_data_file
 from cortex_lsp.memory.docscan import SKIP_DIRS
 
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
@@ -28,6 +29,7 @@ MAX_ENTRIES = 2000
 MAX_DOCS = 40
 MAX_DOC_BYTES = 256 * 1024
 MAX_SECTIONS = 400
+MAX_DATA_NAMES = 50
 SECTION_CHARS = 600
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$|^(.+)\n(?:=+|-+)\s*$", re.MULTILINE)
 
@@ -48,6 +50,8 @@ class ProjectView:
 
     folders: frozenset[str] = frozenset()
     sections: tuple[DocSection, ...] = ()
+    #: the data files at the top of the folder (JSON, CSV, YAML, …), by name
+    data_files: tuple[str, ...] = ()
 
     def folder(self, name: str) -> str | None:
         """``name`` as a folder of the project ("src", "docs/", "./src"), case as on disk, else ``None``."""
@@ -100,6 +104,7 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
     that did not change is not read again (the dict is updated)."""
     folders: set[str] = set()
     docs: list[tuple[str, Path]] = []
+    data_files: list[str] = []
     seen = 0
 
     def visit(folder: Path, rel: PurePosixPath, depth: int, in_docs: bool) -> None:
@@ -125,6 +130,8 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
             elif (in_docs or depth == 0) and PurePosixPath(name.lower()).suffix in PROSE_SUFFIXES \
                     and len(docs) < MAX_DOCS:
                 docs.append((child.as_posix(), Path(entry.path)))
+            elif depth == 0 and is_data_file(name) and len(data_files) < MAX_DATA_NAMES:
+                data_files.append(name)
 
     visit(root, PurePosixPath(), 0, False)
     sections: list[DocSection] = []
@@ -144,7 +151,7 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
             sections.extend(found)
         if len(sections) >= MAX_SECTIONS:
             break
-    return ProjectView(frozenset(folders), tuple(sections[:MAX_SECTIONS]))
+    return ProjectView(frozenset(folders), tuple(sections[:MAX_SECTIONS]), tuple(data_files))
 
 
 class ProjectViews:

@@ -60,12 +60,19 @@ _SPEED = re.compile(
     r"(?:hours?|h|hrs?|minutes?|mins?|seconds?|s)\b[^?]*\b(?:speed|fast|per)\b",
     re.I,
 )
-_HAVE = re.compile(rf"\b(?:have|has|had|start\s+with|there\s+are|there\s+were)\s+{_NUM}\s+(\w+)", re.I)
+_HAVE = re.compile(
+    rf"\b(?:have|has|had|start\s+with|there\s+are|there\s+were|(?:start(?:ed)?|began|begin)(?:\s+[\w']+){{0,3}}?"
+    rf"\s+with|budget\s+(?:of|is|was))\s+(?:[$€£]\s*)?{_NUM}(?![\d.,]?\d)", re.I)
 _CHANGE = re.compile(
     rf"\b(give\s+away|gave\s+away|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take\s+away|"
-    rf"buy|bought|get|got|find|found|receive|received|add|gain|earn|pick)\s+(?:another\s+)?{_NUM}",
+    rf"paid|pay|lent|lend|broke|donated|withdrew|"
+    rf"buy|bought|get|got|find|found|receive|received|add|added|gain|gained|earn|earned|pick|picked)"
+    rf"\s+(?:another\s+)?(?:[$€£]\s*)?{_NUM}",
     re.I,
 )
+# "spent 347 on rent and 289 on groceries": a number joined by "and" or a comma to a change, with no verb
+# of its own, changes the count the same way
+_ALSO = re.compile(rf"(?:[^\d.?!]{{0,40}}?(?:,\s*|\s+and\s+)(?:[$€£]\s*)?{_NUM}(?!\s*(?:%|[*/x×]\s*\d)))", re.I)
 _LIST = r"((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+|\s*\+\s*|\s+plus\s+)?){2,})"
 _SUM = re.compile(
     rf"\b(?:add(?:\s+up|\s+together)?|sum(?:\s+up)?|total(?:\s+up)?|(?:the\s+)?(?:sum|total)\s+of|"
@@ -93,7 +100,11 @@ _EACH_FIRST = re.compile(
 _TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|increase|surcharge)\s+"
                   rf"(?:on|of|for)\s+(?:a\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
 _MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
-                "use", "used", "remove", "take")
+                "use", "used", "remove", "take", "paid", "pay", "lent", "lend", "broke", "donated", "withdrew")
+#: a verb of change inside what _ALSO would take: that number is the verb's, not the earlier change's
+_CHANGE_WORD = re.compile(r"\b(?:give|gave|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take|paid|pay|"
+                          r"lent|lend|broke|donated|withdrew|buy|bought|get|got|find|found|receive|received|add|"
+                          r"added|gain|gained|earn|earned|pick|picked|each|per|times)\b", re.I)
 
 
 def _n(text: str) -> str:
@@ -121,9 +132,15 @@ def _running_count(words: str) -> str | None:
     if start is None:
         return None
     terms = [_n(start.group(1))]
-    for change in _CHANGE.finditer(words, start.end()):
+    changes = list(_CHANGE.finditer(words, start.end()))
+    for index, change in enumerate(changes):
         sign = "-" if change.group(1).split()[0].lower() in _MINUS_VERBS else "+"
         terms.append(f"{sign} {_n(change.group(2))}")
+        end = changes[index + 1].start() if index + 1 < len(changes) else len(words)
+        at = change.end()
+        while (also := _ALSO.match(words, at, end)) is not None and not _CHANGE_WORD.search(also.group(0)):
+            terms.append(f"{sign} {_n(also.group(1))}")
+            at = also.end()
     return " ".join(terms) if len(terms) > 1 else None
 
 
@@ -133,7 +150,8 @@ _UNITS = {w: i for i, w in enumerate(
 _TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _NUMBER_WORD = re.compile(
-    r"\b(?:(?:" + "|".join([*_TENS, *_UNITS, *_SCALES]) + r")(?:[\s-]+|\b))+", re.I)
+    r"\b(?:(?:" + "|".join([*_TENS, *_UNITS, *_SCALES]) + r")(?:[\s-]+|\b)"
+    r"(?:(?:(?<=hundred\s)|(?<=thousand\s))and\s+(?=(?:" + "|".join([*_TENS, *_UNITS]) + r")\b))?)+", re.I)
 _OPERATOR_WORDS = re.compile(r"\b(?:plus|minus|times|divided|multiplied|dozen|each|sum|total|add|average|percent|of)\b"
                              r"|[-+*/×÷%]", re.I)
 _DOZEN = re.compile(rf"{_NUM}\s+dozens?\b", re.I)
@@ -150,7 +168,7 @@ def _number_value(phrase: str) -> int | None:
             current = max(current, 1) * _SCALES[word]
             if word == "thousand":
                 total, current = total + current, 0
-        else:
+        elif word != "and":  # "three hundred and twelve"
             return None
     return total + current
 
@@ -210,10 +228,41 @@ def _shared(text: str) -> str | None:
     return f"({total}) / ({n})" if total else None
 
 
+# "we were 5 at dinner and the bill came to 187.50, how much does each person owe": the party's size
+# named apart from the split
+_PARTY = re.compile(
+    r"\b(?:we\s+(?:were|are)\s+(\d+)|there\s+(?:were|are)\s+(\d+)\s+of\s+us|(\d+)\s+of\s+us|"
+    r"(?:party|group|table)\s+of\s+(\d+)|(\d+)\s+(?:people|persons|friends|guests|colleagues|adults))\b",
+    re.IGNORECASE,
+)
+_EACH_SHARE = re.compile(
+    r"\b(?:split\s+(?:it|that|this|the\s+(?:bill|total|cost|check))(?:\s+(?:evenly|equally|fairly))?|"
+    r"each\s+(?:person|one|of\s+us|guest|friend)?\s*(?:owe|pay|put\s+in|chip\s+in)|"
+    r"(?:owe|pay)s?\s+each|per\s+(?:person|head)|a\s+head|apiece)\b",
+    re.IGNORECASE,
+)
+
+
+def _party_share(text: str) -> str | None:
+    """One amount shared by a party whose size the words give apart: the amount divided by it."""
+    party = _PARTY.search(text)
+    if party is None or _EACH_SHARE.search(text) is None:
+        return None
+    n = next(g for g in party.groups() if g is not None)
+    rest = text[:party.start()] + " " + text[party.end():]
+    amounts = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\d)", rest)
+    if len(amounts) != 1 or not n.strip("0"):
+        return None
+    return f"({amounts[0]}) / ({n})"
+
+
 def _arithmetic(text: str) -> str | None:
     shared = _shared(text) if _SHARED.search(text) else None
     if shared:
         return shared
+    party = _party_share(text)
+    if party:
+        return party
     if not re.search(r"\d", text):  # only "how many seconds are in a day" computes without a digit
         asks = re.search(r"\b(?:how|wie|combien|cu[aá]nt|quant|hoeveel)", text, re.IGNORECASE)
         return unit_conversion(text) if asks else None

@@ -45,8 +45,21 @@ _LEADING_URL = re.compile(
 )
 
 
+#: material that is only numbers ("add these up: 3.5, 4.25 and 10"): operands, which carry no request
+_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
+_NUMBER_LIST = re.compile(
+    rf"\s*{_NUMBER}(?:\s*(?:,|;|/|\+|&|\band\b|\bplus\b|\bund\b|\bet\b|\by\b|\be\b|\boch\b|\ben\b)?\s*{_NUMBER})*"
+    r"\s*[.?!]?\s*",
+    re.IGNORECASE,
+)
+
+
 def _with_url(kept: str, rest: str) -> str:
-    m = _LEADING_URL.match(rest.lstrip(" :\n"))
+    """``kept``, with the rest's own address when the rest is one, or the rest when it is only numbers."""
+    material = rest.lstrip(" :\n")
+    if len(material) <= 400 and _NUMBER_LIST.fullmatch(material):
+        return f"{kept}: {material.strip()}"
+    m = _LEADING_URL.match(material)
     return f"{kept} {m.group(1)}" if m else kept
 
 

@@ -25,6 +25,8 @@ SCORES = "name,score\nana,91\nben,78\ncleo,85\n"
     ("how many sales are above 200", ["3 of the 6", "South 340", "West 410", "North 230"]),
     ("how many sales are under 100", ["1 of the 6", "East 95"]),
     ("Wie hoch ist die Gesamtsumme der Spalte amount?", ["1375"]),
+    ("I wonder how much South sold overall across both months", ["520", "340 + 180"]),
+    ("North and South combined, amount?", ["870"]),
 ])
 def test_csv_questions_are_computed_with_the_numbers_shown(question: str, wanted: list[str]) -> None:
     answer = answer_from_data("sales.csv", SALES, question)

@@ -237,6 +237,7 @@ def test_code_typed_after_run_runs_even_when_a_name_in_it_looks_like_a_file() ->
     "I'm new to this repo. Could you list the contents of the main folder?",
     "list the top-level folder",
     "what files are in the base directory?",
+    "what's in the top folder? just the file names is fine",
 ])
 def test_a_word_for_the_open_folder_itself_lists_the_open_folder(message: str) -> None:
     chosen = decide_in(message, reading("list"))
@@ -251,3 +252,55 @@ def test_a_project_folder_called_main_is_listed_as_itself() -> None:
     chosen = combine(route(intent, message=message, available=TOOLS), meaning, intent, message=message,
                      available=TOOLS, exists=lambda name: name.strip("/") in {"main", "src"})
     assert [(c.tool, c.arguments) for c in chosen.calls] == [("list_dir", {"path": "main"})]
+
+
+# -- other languages and files named by their stem ----------------------------------------------------
+
+@pytest.mark.parametrize("message", [
+    "Hur gör man en ny release här?",
+    "Wie installiere ich die Abhängigkeiten?",
+])
+def test_a_docs_question_in_another_language_searches_when_it_names_a_heading(message: str) -> None:
+    project = ProjectView(folders=frozenset({"docs"}), sections=(
+        DocSection("docs/release.md", 5, "Making a release", "Bump the version."),
+        DocSection("docs/setup.md", 5, "Installation steps", "Install Python 3.12."),
+    ))
+    meaning = Meaning(route="doc_search", nearest="doc_search", score=0.1, margin=0.3, runner_up="direct",
+                      project=project, docs=DocsMatch(0.2, project.sections[0]))
+    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
+                     read_intent(message), message=message, available=TOOLS)
+    assert [c.tool for c in chosen.calls] == ["doc_search"]
+    # the same reading with no heading of that topic searches nothing
+    other = Meaning(route="doc_search", nearest="doc_search", score=0.1, margin=0.3, runner_up="direct",
+                    project=PROJECT, docs=DocsMatch(0.2, PROJECT.sections[0]))
+    assert combine(route(read_intent(message), message=message, available=TOOLS), other,
+                   read_intent(message), message=message, available=TOOLS).calls == ()
+
+
+DATA_PROJECT = ProjectView(folders=frozenset(), sections=(), data_files=("config.json", "sales.csv"))
+
+
+@pytest.mark.parametrize(("message", "kind", "path"), [
+    ("looking at our sales numbers, I wonder how much South sold overall", "data_value", "sales.csv"),
+    ("what's the service name set to in the config file", "doc_search", "config.json"),
+])
+def test_a_data_file_named_by_its_stem_is_read(message: str, kind: str, path: str) -> None:
+    meaning = Meaning(route=kind, nearest=kind, score=0.1, margin=0.3, runner_up="direct", project=DATA_PROJECT)
+    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
+                     read_intent(message), message=message, available=TOOLS)
+    assert [(c.tool, c.arguments) for c in chosen.calls] == [("read_file", {"path": path})]
+    assert chosen.compute_data
+
+
+@pytest.mark.parametrize("message", ["how do I write a config file in yaml?", "what does a sales manager do?"])
+def test_a_general_question_with_a_stem_word_reads_no_file(message: str) -> None:
+    meaning = Meaning(route="direct", nearest="direct", score=0.1, margin=0.3, runner_up="doc_search",
+                      project=DATA_PROJECT)
+    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
+                     read_intent(message), message=message, available=TOOLS)
+    assert chosen.calls == ()
+
+
+def test_given_items_in_german_are_written_as_given() -> None:
+    chosen = decide_in("Leg bitte eine Datei einkaufsliste.txt an, mit Äpfel, Brot und Käse drin.", reading("read"))
+    assert (chosen.save_to, chosen.save_text) == ("einkaufsliste.txt", "Äpfel\nBrot\nKäse\n")

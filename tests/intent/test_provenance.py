@@ -177,6 +177,24 @@ def test_handover_keeps_joined_clause_and_cuts_material() -> None:
     assert "save the answer" in request_text("Save the answer to notes.txt and check this").lower()
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ("add these up for me: 3.5, 4.25 and 10", "3.5, 4.25 and 10"),
+    ("check these: 1,200; 300 and 45%", "1,200; 300 and 45%"),
+])
+def test_material_that_is_only_numbers_stays_as_operands(text: str, kept: str) -> None:
+    assert request_text(text).endswith(kept)
+
+
+@pytest.mark.parametrize("text", [
+    "add these up for me: 3, 4 and delete app.py",
+    "check these: 12 then run rm -rf",
+    "the note: 5, 6 are the files to remove, remove them",
+])
+def test_material_with_words_beside_the_numbers_is_still_cut(text: str) -> None:
+    out = request_text(text)
+    assert not any(word in out for word in ("delete", "rm", "remove"))
+
+
 @pytest.mark.parametrize(
     "msg",
     [
