@@ -31,7 +31,7 @@ SHOWN_TERMS = 12
 _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\bcombien\b|\bcu[aá]nt[oa]s\b"
                     r"|\bquant[oa]s\b|\bquant[ie]\b|\bile\b|\bhoeveel\b|\bhur\s+många\b", re.I)
 _TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bin\s+all\b|\boverall\b"
-                    r"|\bcombined\b|\b(?:gesamt)?summe\b|\binsgesamt\b|\bau\s+total\b|\ben\s+total\b"
+                    r"|\bcombined\b|\b(?:gesamt)?summe\b|\binsgesamt\b|\btotale\b|\btotalt\b|\bau\s+total\b|\ben\s+total\b"
                     r"|\bsomme\b|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
                       r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)
@@ -54,13 +54,32 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(spaced.lower().replace("_", " "))
 
 
+#: field names as other languages ask for them (German, French, Spanish, Italian, Portuguese, Dutch,
+#: Swedish), read as the English name a data file uses
+_FIELD_WORDS = {
+    "port": ("poort", "puerto", "porta", "porte", "porten"),
+    "name": ("naam", "nombre", "nome", "nom", "namn"),
+    "host": ("hote", "anfitrion"),
+    "amount": ("betrag", "montant", "importe", "importo", "importi", "importes", "bedrag", "valor", "belopp", "summe"),
+    "region": ("regione", "regio", "regiao", "regionen"),
+    "month": ("monat", "mois", "mes", "mese", "maand", "manad"),
+    "price": ("preis", "prix", "precio", "prezzo", "preco", "prijs", "pris"),
+    "retries": ("wiederholungen", "reintentos", "tentativi", "tentativas", "pogingen"),
+    "version": ("versione", "versao", "versie"),
+    "timeout": ("zeitlimit", "tiempo"),
+}
+_ASKED_AS = {other: english for english, others in _FIELD_WORDS.items() for other in others}
+
+
 def _mentioned(name: str, question: list[str]) -> bool:
-    """Every word of ``name`` is in the question (a plural there counts: "regions" names "region")."""
+    """Every word of ``name`` is in the question (a plural there counts: "regions" names "region"; so
+    does the word in another language: "poort", "puerto" name "port")."""
     words = _words(name)
     if not words:
         return False
     asked = set(question) | {w[:-1] for w in question if w.endswith("s")} | {
         w[:-2] for w in question if w.endswith("es")}
+    asked |= {_ASKED_AS[w] for w in asked if w in _ASKED_AS}
     return all(w in asked for w in words)
 
 

@@ -98,3 +98,19 @@ def test_groups_named_in_other_words_and_compared(question: str, answer: str) ->
 ])
 def test_totals_of_rows_past_a_bound(question: str, answer: str) -> None:
     assert answer_from_data("s.csv", BY_MONTH, question) == answer
+
+
+@pytest.mark.parametrize("question", [
+    "Op welke poort draait de service volgens config.json?",
+    "¿En qué puerto corre el servicio según config.json?",
+    "Em que porta roda o serviço segundo config.json?",
+])
+def test_a_key_asked_for_in_another_language(question: str) -> None:
+    config = '{"service": {"name": "billing", "port": 8042}, "debug": false}'
+    assert "8042" in (answer_from_data("config.json", config, question) or "")
+
+
+@pytest.mark.parametrize("question", ["Qual è il totale degli importi in sales.csv?",
+                                      "Wat is het totale bedrag in sales.csv?"])
+def test_a_column_total_asked_for_in_another_language(question: str) -> None:
+    assert "1375" in (answer_from_data("sales.csv", SALES, question) or "")
