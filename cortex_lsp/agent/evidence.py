@@ -424,9 +424,38 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
             candidates.append(_Scored(score, first, last))
     if any(c.first not in lead and c.score >= scorer.least() for c in candidates):
         candidates = [c for c in candidates if c.first not in lead]
+    chosen = _choose(candidates, scorer, max_lines)
+    if chosen and all(a in lead for a, _ in chosen) and _HOW_TO.search(question):
+        # "how do I install this on a fresh machine?": the lead says what the document is for; the
+        # steps of its first section say how
+        steps = _steps_after(lines, chosen[0][0], max_lines)
+        chosen = [steps] if steps is not None else chosen
     excerpts = []
-    for a, b in _choose(candidates, scorer, max_lines):
+    for a, b in chosen:
         where = origin[a]
         if where is not None:
             excerpts.append(Excerpt(where[0], where[1], tuple(lines[a:b + 1])))
     return excerpts
+
+
+#: a question about how to do something (a procedure), in the languages the words are read in
+_HOW_TO = re.compile(
+    r"\bhow\s+(?:do|can|should|would|to)\b|\b(?:steps?|process|procedure|instructions)\b|\bwie\s+(?:kann|mache|installiere|"
+    r"geht|funktioniert)|\bcomment\b|\bc[oó]mo\b|\bcome\s+(?:si|faccio|posso)\b|\bhoe\b|\bhur\b|\bcomo\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+\S")
+
+
+def _steps_after(lines: list[str], start: int, max_lines: int) -> tuple[int, int] | None:
+    """The first list (numbered or bulleted) after line ``start``, before the next document's title:
+    its first ``max_lines`` items, or ``None`` when there is none."""
+    for i in range(start + 1, len(lines)):
+        if re.match(r"^#\s", lines[i].strip()):
+            return None
+        if _LIST_ITEM.match(lines[i]):
+            end = i
+            while end + 1 < len(lines) and end + 1 - i < max_lines and _LIST_ITEM.match(lines[end + 1]):
+                end += 1
+            return i, end
+    return None

@@ -171,3 +171,14 @@ def test_a_documents_lead_gives_way_to_the_section_that_says_how() -> None:
     # a title with no section under it has no lead: its first paragraph is the document
     flat = [Passage("README.md", 1, "# Shop\n\nThe server is started with `make serve`.\n")]
     assert "make serve" in render(relevant_passage_lines(flat, "how is the server started?"))
+
+
+def test_a_how_to_question_that_only_the_lead_matches_shows_the_steps() -> None:
+    release = ("# Releasing\n\nHow to cut a new version and ship it.\n\n## Making a release\n\n"
+               "1. Bump the version number and update the changelog.\n"
+               "2. Tag the commit (`git tag v1.2.0`) and push the tag.\n3. The CI builds the package.\n")
+    passages = [Passage("docs/release.md", 1, release)]
+    shown = render(relevant_passage_lines(passages, "what's our process for cutting a new release"))
+    assert "git tag v1.2.0" in shown and "How to cut" not in shown
+    # not a how-to question: the lead stays
+    assert "How to cut" in render(relevant_passage_lines(passages, "what is cut and shipped?"))
