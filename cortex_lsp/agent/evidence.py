@@ -403,7 +403,10 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     across all of them weighs more), best places first in reading order."""
     lines: list[str] = []
     origin: list[tuple[str, int] | None] = []
-    for passage in passages:
+    # a document's passages in its own order, so that a lead and the section under it read as they stand
+    # in the document (documents in the order of their best passage)
+    rank = {p.path: n for n, p in reversed(list(enumerate(passages)))}
+    for passage in sorted(passages, key=lambda p: (rank[p.path], p.start)):
         for n, line in enumerate(passage.text.splitlines()):
             lines.append(line)
             origin.append((passage.path, passage.start + n))
@@ -412,8 +415,14 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     asked = [t for t in dict.fromkeys(t for p in passages for t in _question_terms(question, p.path))
              if all(t in _question_terms(question, p.path) for p in passages)]
     literals = _literals(question)
-    if not lines or not (asked or literals):
+    if not lines:
         return []
+    if not (asked or literals):
+        # "Hur gör man en ny release här?" over docs/release.md: the only word it shares names the file
+        # itself, so no line stands out; a how-to question still gets the steps of the heading it names
+        steps = _named_heading_steps(lines, question, max_lines) if _HOW_TO.search(question) else None
+        where = origin[steps[0]] if steps is not None else None
+        return [Excerpt(where[0], where[1], tuple(lines[steps[0]:steps[1] + 1]))] if steps and where else []
     scorer = _Scorer(lines, asked, literals)
     lead = _leads(lines)
     candidates = []
@@ -425,10 +434,11 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     if any(c.first not in lead and c.score >= scorer.least() for c in candidates):
         candidates = [c for c in candidates if c.first not in lead]
     chosen = _choose(candidates, scorer, max_lines)
-    if chosen and all(a in lead for a, _ in chosen) and _HOW_TO.search(question):
-        # "how do I install this on a fresh machine?": the lead says what the document is for; the
-        # steps of its first section say how
-        steps = _steps_after(lines, chosen[0][0], max_lines)
+    if _HOW_TO.search(question) and all(a in lead for a, _ in chosen):
+        # "how do I install this on a fresh machine?": the lead says what the document is for, and
+        # "Hur gör man en ny release?" names only headings; the steps of the section say how
+        steps = (_steps_after(lines, chosen[0][0], max_lines) if chosen
+                 else _named_heading_steps(lines, question, max_lines))
         chosen = [steps] if steps is not None else chosen
     excerpts = []
     for a, b in chosen:
@@ -445,6 +455,15 @@ _HOW_TO = re.compile(
     re.IGNORECASE,
 )
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+\S")
+
+
+def _named_heading_steps(lines: list[str], question: str, max_lines: int) -> tuple[int, int] | None:
+    """The steps under the first section heading that shares a word (or its stem) with ``question``."""
+    words = {stem(w.casefold()) for w in _TOKEN.findall(question) if len(w) >= 4}
+    for i, line in enumerate(lines):
+        if re.match(r"^#{2,6}\s", line.strip()) and words & {stem(w.casefold()) for w in _TOKEN.findall(line)}:
+            return _steps_after(lines, i, max_lines)
+    return None
 
 
 def _steps_after(lines: list[str], start: int, max_lines: int) -> tuple[int, int] | None:

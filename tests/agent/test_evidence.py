@@ -182,3 +182,25 @@ def test_a_how_to_question_that_only_the_lead_matches_shows_the_steps() -> None:
     assert "git tag v1.2.0" in shown and "How to cut" not in shown
     # not a how-to question: the lead stays
     assert "How to cut" in render(relevant_passage_lines(passages, "what is cut and shipped?"))
+
+
+
+def test_passages_of_one_document_are_read_in_its_order() -> None:
+    # doc_search returns the lead's passage first, another document's next, the steps last
+    passages = [Passage("docs/setup.md", 1, "# Setup\n\nHow to install the billing service on a new machine."),
+                Passage("docs/release.md", 1, "# Releasing\n\nHow to cut a new version and ship it."),
+                Passage("docs/setup.md", 5, "## Installation steps\n\n1. Install Python 3.12.\n"
+                        "2. Create a virtual environment.\n3. Install the dependencies: "
+                        "`pip install -r requirements.txt`.\n")]
+    shown = render(relevant_passage_lines(passages, "how do I install this thing on a fresh machine?"))
+    assert "requirements.txt" in shown and "How to install the billing" not in shown
+
+
+@pytest.mark.parametrize("question", ["Hur gör man en ny release här?", "Wie mache ich ein Release?"])
+def test_a_how_to_question_in_another_language_shows_the_steps_of_the_heading_it_names(question: str) -> None:
+    release = ("# Releasing\n\nHow to cut a new version and ship it.\n\n## Making a release\n\n"
+               "1. Bump the version.\n2. Tag the commit (`git tag v1.2.0`).\n\n## Rolling back a release\n\n"
+               "Redeploy the previous tag.\n")
+    shown = render(relevant_passage_lines([Passage("docs/release.md", 1, release)], question))
+    assert "git tag v1.2.0" in shown
+    assert relevant_passage_lines([Passage("docs/release.md", 1, release)], "what is a release?") == []
