@@ -45,11 +45,12 @@ _LEADING_URL = re.compile(
 )
 
 
-#: material that is only numbers ("add these up: 3.5, 4.25 and 10"): operands, which carry no request
-_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
+#: material that is only numbers ("add these up: 3.5, 4.25 and 10"): operands, which carry no request.
+#: Each number is followed by a separator or a space before the next (no two ways to split digits: the
+#: match stays linear in the length)
+_NUMBER = r"[-+]?\d+(?:\.\d+)?%?"
 _NUMBER_LIST = re.compile(
-    rf"\s*{_NUMBER}(?:\s*(?:,|;|/|\+|&|\band\b|\bplus\b|\bund\b|\bet\b|\by\b|\be\b|\boch\b|\ben\b)?\s*{_NUMBER})*"
-    r"\s*[.?!]?\s*",
+    rf"\s*{_NUMBER}(?:(?:\s*[,;/+&]\s*|\s+(?:and|plus|und|et|y|e|och|en)\s+|\s+){_NUMBER})*\s*[.?!]?\s*",
     re.IGNORECASE,
 )
 

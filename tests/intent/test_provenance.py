@@ -185,6 +185,12 @@ def test_material_that_is_only_numbers_stays_as_operands(text: str, kept: str) -
     assert request_text(text).endswith(kept)
 
 
+@pytest.mark.timeout(30)  # a hang detector: the reading is linear (the old pattern took 2**n steps)
+@pytest.mark.parametrize("material", ["1" * 300 + "x", "1," * 150 + "x", "1 and " * 60 + "x", "1.1" * 120 + "x"])
+def test_numbers_that_end_in_words_are_cut_without_backtracking(material: str) -> None:
+    assert request_text("add these up: " + material) == "add these up"
+
+
 @pytest.mark.parametrize("text", [
     "add these up for me: 3, 4 and delete app.py",
     "check these: 12 then run rm -rf",
