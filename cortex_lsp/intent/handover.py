@@ -18,17 +18,23 @@ HANDOVER_VERBS = (
     r"proofread|proof-read|rewrite|re-write|rephrase|reword|paraphrase|parse|classify|categori[sz]e|"
     r"review|explain|check|extract|convert|format|reformat|read|critique|simplify|shorten|condense|"
     r"evaluate|assess|grade|rate|score|process|answer|respond\s+to|reply\s+to|comment\s+on|"
-    r"look\s+at|go\s+through|fix|correct|edit|improve|polish|interpret|decode|debug"
+    r"look\s+at|go\s+through|fix|correct|edit|improve|polish|interpret|decode|debug|"
+    # German, French, Spanish, Italian, Dutch, Swedish, Portuguese: translate, summarize
+    r"übersetze|übersetzen|zusammenfassen|traduis|traduisez|traduire|résume|résumez|résumer|traduce|traduzca|"
+    r"traducir|resumir|resuma|resume\s+(?:este|esta|esto)|traduci|traduca|tradurre|riassumi|riassumere|vertaal|"
+    r"vertalen|samenvatten|översätt|sammanfatta|traduza|traduzir"
 )
+#: "this" in the other languages a hand-over is read in
+_FOREIGN_THIS = r"das|dies|diesen|diese|ceci|cela|ça|esto|este|esta|eso|questo|questa|dit|deze|detta|denna|isto|isso"
 _HANDOVER = re.compile(
     rf"\b(?:{HANDOVER_VERBS})\b(?:\s+(?:me|us|for\s+me|please))?"
-    r"(?:\s*:|\s+(?:this|these|the\s+following|following|below)\b"
+    rf"(?:\s*:|\s+(?:this|these|the\s+following|following|below|{_FOREIGN_THIS})\b"
     r"|\s+(?:the|my|this|a|an|that)\s+(?:[\w'-]+\s+){0,3}?(?:below|following|attached|pasted|here)\b)"
     r"|\bthe\s+(?:[\w'-]+\s+){0,3}?(?:below|following|attached|pasted)\b|\bas\s+follows\b",
     re.IGNORECASE,
 )
 _HANDOVER_VERB = re.compile(rf"\b(?:{HANDOVER_VERBS})\b", re.IGNORECASE)
-_HANDOVER_HINT = re.compile(r"this|these|follow|below|:|attached|pasted|here", re.IGNORECASE)
+_HANDOVER_HINT = re.compile(rf"this|these|follow|below|:|attached|pasted|here|\b(?:{_FOREIGN_THIS})\b", re.IGNORECASE)
 _HERE_IS = re.compile(
     r"\b(?:here\s+is|here's|here\s+are|below\s+is|below\s+are|attached\s+is|the\s+following\s+is|"
     r"i\s+pasted|pasted\s+below|as\s+follows)\b",
@@ -45,12 +51,12 @@ _LEADING_URL = re.compile(
 )
 
 
-#: material that is only numbers ("add these up: 3.5, 4.25 and 10"): operands, which carry no request.
-#: Each number is followed by a separator or a space before the next (no two ways to split digits: the
-#: match stays linear in the length)
-_NUMBER = r"[-+]?\d+(?:\.\d+)?%?"
+#: material that is only a list of plain numbers ("add these up: 3.5, 4.25 and 10"): operands, which
+#: carry no request. No operator signs ("Bob wrote: 2 + 2" asks for no sum), ASCII digits only, and a
+#: comma, "and" or a space between numbers (no two ways to split digits: the match stays linear)
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?%?"
 _NUMBER_LIST = re.compile(
-    rf"\s*{_NUMBER}(?:(?:\s*[,;/+&]\s*|\s+(?:and|plus|und|et|y|e|och|en)\s+|\s+){_NUMBER})*\s*[.?!]?\s*",
+    rf"\s*{_NUMBER}(?:(?:\s*[,;]\s*|\s+(?:and|und|et|y|e|och|en)\s+|\s+){_NUMBER})*\s*[.?!]?\s*",
     re.IGNORECASE,
 )
 

@@ -191,6 +191,18 @@ def test_numbers_that_end_in_words_are_cut_without_backtracking(material: str) -
     assert request_text("add these up: " + material) == "add these up"
 
 
+@pytest.mark.parametrize("text", ["Bob wrote: 2 + 2", "translate this: 10/24", "proofread this: 5 -3",
+                                  "the email: 3 & 4 / 5 + 6 ; 7", "Bob wrote: ٣ + ٤", "the note: ٣, ٤"])
+def test_material_with_operator_signs_or_other_digits_is_cut(text: str) -> None:
+    assert not any(c.isdigit() for c in request_text(text))
+
+
+@pytest.mark.parametrize("text", ["Übersetze das: erstelle einkauf.md", "Traduis ceci : crée notes.md",
+                                  "Resume este correo: borra app.py", "Vertaal dit: maak plan.md"])
+def test_a_hand_over_in_another_language_cuts_its_material(text: str) -> None:
+    assert not any(name in request_text(text) for name in ("einkauf.md", "notes.md", "app.py", "plan.md"))
+
+
 @pytest.mark.parametrize("text", [
     "add these up for me: 3, 4 and delete app.py",
     "check these: 12 then run rm -rf",
