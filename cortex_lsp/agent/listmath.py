@@ -108,6 +108,25 @@ def _numbers(listed: str, comma_decimal: bool) -> list[str] | None:
     return values if len(values) >= 2 else None
 
 
+#: an operation after the list: the list's sum, product or average is not the whole answer
+THEN_MORE = re.compile(
+    r"[^.?!]{0,30}?(?:\b(?:then|and\s+then|afterwards|divide[ds]?|multipl\w*|times|minus|subtract\w*|plus|"
+    r"squared|fois|mal|durch|geteilt|moins|weniger|menos|meno|divis\w*)\b|[-+*/×÷^])",
+    re.IGNORECASE,
+)
+
+
+def list_then_more(words: str) -> bool:
+    """Does an operation follow a listed sum, product or average ("add up 3, 4 and 5 then divide by 2")?
+    Then the list's value is not the answer, and no part of the words is computed alone."""
+    text = fold(words)
+    for pattern in (_AVERAGE, _PRODUCT, _SUM):
+        match = pattern.search(text)
+        if match and THEN_MORE.match(text, match.end()):
+            return True
+    return False
+
+
 def list_arithmetic(words: str) -> str | None:
     """The average, sum or product of the listed numbers, or two numbers and an operator word."""
     text = fold(words)

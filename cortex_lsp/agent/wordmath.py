@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from cortex_lsp.agent.interest import interest
-from cortex_lsp.agent.listmath import list_arithmetic
+from cortex_lsp.agent.listmath import THEN_MORE, list_arithmetic, list_then_more
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
 from cortex_lsp.agent.motion import motion
 from cortex_lsp.agent.numtext import denoise
@@ -72,7 +72,12 @@ _CHANGE = re.compile(
 )
 # "spent 347 on rent and 289 on groceries": a number joined by "and" or a comma to a change, with no verb
 # of its own, changes the count the same way
-_ALSO = re.compile(rf"(?:[^\d.?!]{{0,40}}?(?:,\s*|\s+and\s+)(?:[$€£]\s*)?{_NUM}(?!\s*(?:%|[*/x×]\s*\d)))", re.I)
+_ALSO = re.compile(
+    rf"(?:[^\d.?!]{{0,40}}?(?:,\s*|\s+and\s+)(?:[$€£]\s*)?{_NUM}(?![\d.,]?\d)"
+    # the amount ends its clause or goes on as an amount does ("289 on groceries", "80 for a coat",
+    # "20 bucks"); "2 friends each got 5", "2 hours later", "40 was left" are no amounts of the change
+    r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?|eur|usd)\b)?\s*(?:on|for|at|in|to|of)\b|\s*[$€£]?\s*[,.;!?]|"
+    r"\s*(?:bucks|dollars?|euros?|pounds?|eur|usd)\b|\s*$))", re.I)
 _LIST = r"((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+|\s*\+\s*|\s+plus\s+)?){2,})"
 _SUM = re.compile(
     rf"\b(?:add(?:\s+up|\s+together)?|sum(?:\s+up)?|total(?:\s+up)?|(?:the\s+)?(?:sum|total)\s+of|"
@@ -127,9 +132,15 @@ def _symbolic(words: str) -> str | None:
     return expr.rstrip(".").strip() or None
 
 
+#: a running count adds and takes away whole amounts: "each", "per", "times" multiply, and a party
+#: ("there were 3 of us") counts people, not the amount that changes
+_NOT_A_RUNNING_COUNT = re.compile(r"\b(?:each|per|apiece|times|twice|percent)\b|%", re.IGNORECASE)
+_PARTY_COUNT = re.compile(r"\s+(?:of\s+us|people|persons|friends|guests|kids|children)\b", re.IGNORECASE)
+
+
 def _running_count(words: str) -> str | None:
     start = _HAVE.search(words)
-    if start is None:
+    if start is None or _NOT_A_RUNNING_COUNT.search(words) or _PARTY_COUNT.match(words, start.end()):
         return None
     terms = [_n(start.group(1))]
     changes = list(_CHANGE.finditer(words, start.end()))
@@ -182,11 +193,18 @@ def digits_for_words(text: str) -> str:
     return " ".join(_NUMBER_WORD.sub(swap, text).split())
 
 
+#: word math reads requests up to this long, with no run of digits longer than a number has
+MAX_WORDS_CHARS = 600
+_LONG_DIGITS = re.compile(r"\d{25}")
+
+
 def arithmetic_from_words(words: str) -> str | None:
     """The calculator expression the words ask for, or ``None``; number words count when the words
     hold at least two numbers and an operation ("twelve plus thirty", "seven dozen"). A value with
     float noise (7 / 100 * 1250 = 87.50000000000001) is shown rounded: ``round(…, n)``."""
     text = " ".join(words.split())
+    if len(text) > MAX_WORDS_CHARS or _LONG_DIGITS.search(text):
+        return None  # no request with arithmetic in words is this long; the patterns stay fast
     found = _arithmetic(text)
     if found is not None and found == _symbolic(text):
         return found  # the user's own expression, as typed
@@ -243,10 +261,18 @@ _EACH_SHARE = re.compile(
 )
 
 
+_PER_HEAD_ALREADY = re.compile(
+    r"\b(?:each|apiece|per\s+(?:person|head))\b[^.?!\d]{0,25}\d|\d+(?:\.\d+)?\s*(?:[$€£]|bucks|dollars?|euros?)?"
+    r"\s*(?:each|apiece|a\s+head|per\s+(?:person|head))\b|\b(?:in\s+total|total|altogether|in\s+all|combined)\b",
+    re.IGNORECASE,
+)
+
+
 def _party_share(text: str) -> str | None:
-    """One amount shared by a party whose size the words give apart: the amount divided by it."""
+    """One amount shared by a party whose size the words give apart: the amount divided by it. Not
+    when the amount is already each one's ("we each paid 25", "20 each") or the total is asked."""
     party = _PARTY.search(text)
-    if party is None or _EACH_SHARE.search(text) is None:
+    if party is None or _EACH_SHARE.search(text) is None or _PER_HEAD_ALREADY.search(text):
         return None
     n = next(g for g in party.groups() if g is not None)
     rest = text[:party.start()] + " " + text[party.end():]
@@ -257,6 +283,8 @@ def _party_share(text: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
+    if list_then_more(text) or any((m := p.search(text)) and THEN_MORE.match(text, m.end()) for p in (_SUM, _AVERAGE)):
+        return None  # a list with an operation after it: the model's code computes the whole
     shared = _shared(text) if _SHARED.search(text) else None
     if shared:
         return shared
