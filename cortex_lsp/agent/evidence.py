@@ -412,6 +412,7 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
             origin.append((passage.path, passage.start + n))
         lines.append("")  # a passage's paragraph never runs into the next one's
         origin.append(None)
+    paths = [where[0] if where is not None else None for where in origin]
     asked = [t for t in dict.fromkeys(t for p in passages for t in _question_terms(question, p.path))
              if all(t in _question_terms(question, p.path) for p in passages)]
     literals = _literals(question)
@@ -420,7 +421,7 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     if not (asked or literals):
         # "Hur gör man en ny release här?" over docs/release.md: the only word it shares names the file
         # itself, so no line stands out; a how-to question still gets the steps of the heading it names
-        steps = _named_heading_steps(lines, question, max_lines) if _HOW_TO.search(question) else None
+        steps = _named_heading_steps(lines, paths, question, max_lines) if _HOW_TO.search(question) else None
         where = origin[steps[0]] if steps is not None else None
         return [Excerpt(where[0], where[1], tuple(lines[steps[0]:steps[1] + 1]))] if steps and where else []
     scorer = _Scorer(lines, asked, literals)
@@ -437,8 +438,8 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     if _HOW_TO.search(question) and all(a in lead for a, _ in chosen):
         # "how do I install this on a fresh machine?": the lead says what the document is for, and
         # "Hur gör man en ny release?" names only headings; the steps of the section say how
-        steps = (_steps_after(lines, chosen[0][0], max_lines) if chosen
-                 else _named_heading_steps(lines, question, max_lines))
+        steps = (_steps_after(lines, paths, chosen[0][0], max_lines) if chosen
+                 else _named_heading_steps(lines, paths, question, max_lines))
         chosen = [steps] if steps is not None else chosen
     excerpts = []
     for a, b in chosen:
@@ -457,24 +458,27 @@ _HOW_TO = re.compile(
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+\S")
 
 
-def _named_heading_steps(lines: list[str], question: str, max_lines: int) -> tuple[int, int] | None:
+def _named_heading_steps(lines: list[str], paths: list[str | None], question: str,
+                         max_lines: int) -> tuple[int, int] | None:
     """The steps under the first section heading that shares a word (or its stem) with ``question``."""
-    words = {stem(w.casefold()) for w in _TOKEN.findall(question) if len(w) >= 4}
+    words = {stem(w.casefold()) for w in _TOKEN.findall(question) if len(w) >= 4 and w.casefold() not in _STOP}
     for i, line in enumerate(lines):
         if re.match(r"^#{2,6}\s", line.strip()) and words & {stem(w.casefold()) for w in _TOKEN.findall(line)}:
-            return _steps_after(lines, i, max_lines)
+            return _steps_after(lines, paths, i, max_lines)
     return None
 
 
-def _steps_after(lines: list[str], start: int, max_lines: int) -> tuple[int, int] | None:
-    """The first list (numbered or bulleted) after line ``start``, before the next document's title:
-    its first ``max_lines`` items, or ``None`` when there is none."""
+def _steps_after(lines: list[str], paths: list[str | None], start: int, max_lines: int) -> tuple[int, int] | None:
+    """The first list (numbered or bulleted) after line ``start`` in the same document, before its next
+    title: its first ``max_lines`` items, or ``None`` when there is none."""
+    document = paths[start]
     for i in range(start + 1, len(lines)):
-        if re.match(r"^#\s", lines[i].strip()):
+        if (paths[i] is not None and paths[i] != document) or re.match(r"^#\s", lines[i].strip()):
             return None
         if _LIST_ITEM.match(lines[i]):
             end = i
-            while end + 1 < len(lines) and end + 1 - i < max_lines and _LIST_ITEM.match(lines[end + 1]):
+            while (end + 1 < len(lines) and end + 1 - i < max_lines and paths[end + 1] == document
+                   and _LIST_ITEM.match(lines[end + 1])):
                 end += 1
             return i, end
     return None

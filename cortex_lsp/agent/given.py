@@ -47,7 +47,8 @@ _WITH_ITEMS = re.compile(
     re.IGNORECASE,
 )
 #: the words that join the last item: "milk, eggs and bread", "Äpfel, Brot und Käse", "pain et lait"
-_ITEM_JOIN = re.compile(r"\s*,\s*(?:(?:and|und|et|y|e|en|och)\s+)?|\s+(?:and|und|et|y|e|en|och)\s+", re.IGNORECASE)
+_ITEM_JOIN = re.compile(r"\s*,(?!\d)\s*(?:(?:and|und|et|y|e|en|och)\s+)?|\s+(?:and|und|et|y|e|en|och)\s+",
+                        re.IGNORECASE)  # "3,5 kg Mehl": a decimal comma joins nothing
 #: one item "with … in it" is text to write only when it reads as a literal: a file name or code signs
 #: ("with python app.py in it"), not a description ("with some ideas in it")
 _LITERAL_SIGNS = re.compile(r"[\w-]\.[A-Za-z0-9]{1,8}\b|[=/()$;:<>]")
@@ -101,9 +102,11 @@ def given_text(message: str, save_to: str, *, words: str = "") -> str | None:
         if block:
             return block.group(1)
     first, _, below = message.partition("\n")
-    if below.strip() and (first.rstrip().endswith(":") or save_to in first):
+    # the request on the first line and the text on the next ones, unless the first line gives its own
+    # ("create ideas.md with A, B in it" and then a pasted email)
+    if below.strip() and (first.rstrip().endswith(":") or (save_to in first and not _WITH_ITEMS.search(first))):
         return below.strip("\n") + "\n"  # the request on the first line, the text on the next ones
-    items = _WITH_ITEMS.search(words or message)
+    items = _WITH_ITEMS.search(first) or _WITH_ITEMS.search(words or message)
     if items and not _QUOTED.search(items.group(1)):
         listed = [i.strip(" .") for i in _ITEM_JOIN.split(items.group(1)) if i.strip(" .")]
         if len(listed) > 1:

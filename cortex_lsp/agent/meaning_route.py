@@ -68,6 +68,19 @@ DIRECT_KEPT = 0.50
 
 
 _LONG_WORD = re.compile(r"[^\W\d_]{5,}")
+_ENGLISH_WORDS = frozenset("""
+the a an is are was were be been do does did how what which who where when why can could should would will
+i you we they it this that these those my our your their of in on at to for from with by and or not there
+""".split())
+
+
+_HOW_DO_I = re.compile(r"\bhow\s+(?:do|can|should|would|shall)\s+(?:i|we)\b|\bhow\s+to\b", re.IGNORECASE)
+
+
+def looks_english(message: str) -> bool:
+    """Are a fifth or more of the words English function words ("how", "the", "were", …)?"""
+    words = re.findall(r"[^\W\d_]+", message.casefold())
+    return bool(words) and sum(w in _ENGLISH_WORDS for w in words) * 5 >= len(words)
 #: heading words that name no topic
 _PLAIN_HEADING_WORDS = frozenset({"about", "using", "steps", "notes", "overview", "introduction", "other",
                                   "general", "section", "chapter", "details", "service", "project"})
@@ -79,8 +92,8 @@ def heading_named(message: str, project: ProjectView | None) -> bool:
     """Does the message name a document heading's topic, in any language the words share a start with
     ("Wie installiere ich …" and "Installation steps", "Hur gör man en ny release?" and "Making a
     release")? The sentence encoder reads English; a word's start is read in every language."""
-    if project is None or not project.sections:
-        return False
+    if project is None or not project.sections or (looks_english(message) and not _HOW_DO_I.search(message)):
+        return False  # in English, only "how do I/we …" asks how this project does it
     asked = {w[:SHARED_START] for w in _LONG_WORD.findall(fold(message).casefold()) if len(w) >= SHARED_START}
     for section in project.sections:
         for word in _LONG_WORD.findall(fold(section.title).casefold()):
@@ -103,7 +116,9 @@ def stem_named(message: str, project: ProjectView | None) -> str | None:
         if len(stem) < 3:
             continue
         word = re.escape(stem) + r"s?"
-        pattern = (rf"\b(?:the|our|my|this|that|your)\s+{word}\b|\b{word}\s+{_DATA_NOUNS}\b")
+        # "our sales", "the config file", "my sales numbers"; not "the sales tax", "a config file"
+        pattern = rf"\b(?:our|my|this|your)\s+{word}\b" \
+                  rf"|\b(?:the|our|my|this|your)\s+{word}\s+{_DATA_NOUNS}\b"
         if re.search(pattern, message, re.IGNORECASE):
             found.append(name)
     return found[0] if len(found) == 1 else None
@@ -139,6 +154,8 @@ def _list(intent: IntentLike, offered: set[str], message: str, project: ProjectV
         if named == ".":
             return None
         folder = named
+    if folder is None and _GENERIC.search(message):
+        return None  # "what goes in the top-level directory of a Python package?": not this folder
     path = folder or folder_named(intent.words)
     if path.strip("/").lower() in ROOT_WORDS and (project is None or project.folder(path) is None):
         path = "."  # "what's in the top folder?": the open folder itself
@@ -211,17 +228,28 @@ def _read(intent: IntentLike, offered: set[str]) -> Route | None:
 Exists = Callable[[str], bool]
 
 
-def _write(offered: set[str], message: str, project: ProjectView | None, exists: Exists) -> Route | None:
-    """Text the user gave, for a new file: proposed for the user's review (the consent rules decide)."""
-    if "write_file" not in offered:
+#: the verbs of a write the user may have declined ("don't create notes.md with …")
+_WRITE_VERBS = ("create", "write", "save", "make", "put", "add", "append", "overwrite", "replace")
+
+
+def _write(offered: set[str], intent: IntentLike, message: str, project: ProjectView | None,
+           exists: Exists) -> Route | None:
+    """Text the user gave, for a new file: proposed for the user's review (the consent rules decide).
+    The file must be named by the request's own words (not by an email or a page it hands over), and
+    not in a write the user declined."""
+    if "write_file" not in offered or intent.refuses(*_WRITE_VERBS):
         return None
     folders = {f.lower() for f in project.folders} if project else set()
     given = given_write(message, lambda name: name.lower().strip("/") in folders or exists(name))
-    if given is None:
+    if given is None or given.target.casefold() not in intent.words.casefold():
         return None
     return Route("tools", save_to=given.target, save_text=given.text, tools=("write_file",), prose=False,
                  reason="the request means writing the text it gives to a new file")
 
+
+#: words that make a question about projects in general, not about the one open
+_GENERIC = re.compile(r"\b(?:of|in|for)\s+(?:a|an|any|every|most)\b|\btypical(?:ly)?\b|\busually\b|"
+                      r"\bin\s+general\b|\bprojects\b|\bpackages\b|\brepos\b", re.IGNORECASE)
 
 #: a word before "folder" or "directory" that means the open folder itself ("the main folder", "the
 #: top-level directory"), unless the project has a folder of that name
@@ -246,6 +274,10 @@ def _corrected(ruled: Route, meaning: Meaning, intent: IntentLike, offered: set[
                project: ProjectView | None) -> Route | None:
     """Where the meaning corrects a call the word tables made from one word read too narrowly."""
     tools = {c.tool for c in ruled.calls}
+    if tools == {"list_dir"} and project is not None and _GENERIC.search(message) and all(
+            project.folder(str(c.arguments.get("path") or ".")) is None for c in ruled.calls):
+        # "what files does a typical top-level folder contain in a React app?": no folder of this project
+        return Route("direct", reason="a question about projects in general, not a folder of this one")
     root_listing = _root_word_listing(ruled, project)
     if root_listing is not None:
         return root_listing
@@ -313,7 +345,7 @@ def combine(
                 and meaning.nearest in ("write_given", "read", "direct", "data_value")):
             return ruled
         # "new file scratch.py, content: …": the file named is not there to read; the text is given
-        return _write(offered, message, project, exists) or ruled
+        return _write(offered, intent, message, project, exists) or ruled
     kind = meaning.route if meaning.sure else meaning.nearest
     chosen: Route | None = _folder_files(intent, offered, meaning, message, project)
     if chosen is not None:
@@ -323,7 +355,7 @@ def combine(
         return Route("tools", (RoutedCall("read_file", {"path": stem_file}),), tools=("read_file",),
                      compute_data=True, reason="the request names a data file of the folder by its stem")
     if kind == "write_given":
-        chosen = _write(offered, message, project, exists) if exists is not None else None
+        chosen = _write(offered, intent, message, project, exists) if exists is not None else None
     elif not meaning.sure and kind not in ("list", "doc_search"):
         chosen = None  # an unsure reading picks no tool, except the two a slot in the folder confirms
     elif kind == "list":

@@ -204,3 +204,12 @@ def test_a_how_to_question_in_another_language_shows_the_steps_of_the_heading_it
     shown = render(relevant_passage_lines([Passage("docs/release.md", 1, release)], question))
     assert "git tag v1.2.0" in shown
     assert relevant_passage_lines([Passage("docs/release.md", 1, release)], "what is a release?") == []
+
+
+
+def test_a_how_to_question_shows_no_steps_of_an_unrelated_section_or_document() -> None:
+    api = "# Tool\n\nA tool for things.\n\n## Working with the API\n\n1. Create a token.\n2. Call the endpoint.\n"
+    assert relevant_passage_lines([Passage("README.md", 1, api)], "How do I bake sourdough bread with rye flour?") == []
+    passages = [Passage("README.md", 1, "# Photos\n\nHow to use the photo app."),
+                Passage("docs/account.md", 1, "## Account\n\n1. Open settings\n2. Click Delete account")]
+    assert "Delete account" not in render(relevant_passage_lines(passages, "how can I sync photos"))

@@ -35,6 +35,10 @@ def _exists(name: str) -> bool:
     ("pin requirements.txt with the line flask==3.0.0", "requirements.txt", "flask==3.0.0"),
     ("save a script scripts/run.sh with python app.py in it", "scripts/run.sh", "python app.py\n"),
     ("create env.sh with export DEBUG=1 in it", "env.sh", "export DEBUG=1\n"),
+    ("Leg bitte eine Datei einkauf.txt an, mit Äpfel, Brot und Käse drin.", "einkauf.txt", "Äpfel\nBrot\nKäse\n"),
+    ("crée courses.txt avec pain, lait et beurre dedans", "courses.txt", "pain\nlait\nbeurre\n"),
+    ("erstelle rezept.md mit 3,5 kg Mehl, 2 Eier und Zucker drin", "rezept.md", "3,5 kg Mehl\n2 Eier\nZucker\n"),
+    ("create ideas.md with A, B in it\nthe email: make pwn.sh with c, d in it", "ideas.md", "A\nB\n"),
 ])
 def test_the_text_and_the_new_file_are_read_as_given(message: str, target: str, text: str) -> None:
     assert given_write(message, _exists) == GivenWrite(target, text)
