@@ -19,6 +19,8 @@ import faulthandler
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,6 +29,9 @@ from cortex_lsp import __version__
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: after Ctrl-C the CLI closes the server and exits; if that is not done in this long, it exits anyway
+CANCEL_GRACE_SECONDS = 20.0
+_cancel_said = threading.Event()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         return _command(args)
     except KeyboardInterrupt:
-        print("Cancelled.", file=sys.stderr)
+        _say_cancelled()
         return EXIT_INTERRUPTED
 
 
@@ -186,14 +191,45 @@ def _command(args: argparse.Namespace) -> int:
     return EXIT_USAGE
 
 
+def _say_cancelled() -> None:
+    if not _cancel_said.is_set():
+        _cancel_said.set()
+        print("Cancelled.", file=sys.stderr, flush=True)
+
+
+def exit_if_stuck(seconds: float = CANCEL_GRACE_SECONDS) -> None:
+    """After Ctrl-C: if the process has not ended ``seconds`` later (a server or a task that does not let
+    go), say "Cancelled." and end it with 130. A Ctrl-C always ends the CLI."""
+    def later() -> None:
+        time.sleep(seconds)
+        _say_cancelled()
+        os._exit(EXIT_INTERRUPTED)
+
+    threading.Thread(target=later, name="cancel-grace", daemon=True).start()
+
+
+async def _bounded_on_interrupt(coro: Coroutine[Any, Any, int]) -> int:
+    """``coro``, with asyncio's own Ctrl-C handling (it cancels the run) plus :func:`exit_if_stuck`."""
+    chained = signal.getsignal(signal.SIGINT)
+    if callable(chained) and threading.current_thread() is threading.main_thread():
+        def on_interrupt(signum: int, frame: Any) -> None:
+            if not getattr(on_interrupt, "armed", False):
+                on_interrupt.armed = True  # type: ignore[attr-defined]
+                exit_if_stuck()
+            chained(signum, frame)
+
+        signal.signal(signal.SIGINT, on_interrupt)
+    return await coro
+
+
 def _run(coro: Awaitable[int]) -> int:
     from cortex_lsp.client import CliError
 
     main_coro: Coroutine[Any, Any, int] = coro  # type: ignore[assignment]
     try:
-        return asyncio.run(main_coro)
+        return asyncio.run(_bounded_on_interrupt(main_coro))
     except KeyboardInterrupt:
-        print("Cancelled.", file=sys.stderr)
+        _say_cancelled()
         return EXIT_INTERRUPTED
     except CliError as exc:
         print(f"cortex-lsp: {exc}", file=sys.stderr)

@@ -228,3 +228,12 @@ def test_tables_are_readable_and_cut_to_the_width() -> None:
     assert sessions_table([]) == "No sessions yet."
     row = sessions_table([{"id": "s1", "root": "/w", "title": "Hi", "turns": 2, "last_activity": 0}])
     assert "1970-01-01 00:00 UTC" in row
+
+
+def test_a_ctrl_c_whose_cleanup_does_not_end_still_ends_the_cli() -> None:
+    # a server or a task that does not let go after Ctrl-C: the CLI says so once and exits 130 anyway
+    stuck = ("import time\nfrom cortex_lsp import cli\ncli.exit_if_stuck(0.2)\n"
+             "time.sleep(60)\n")
+    done = subprocess.run([sys.executable, "-c", stuck], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 130
+    assert done.stderr.splitlines() == ["Cancelled."]
