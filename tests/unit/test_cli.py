@@ -28,6 +28,12 @@ from tests.lsp_harness import server_env
 from tests.scripted_model import Reply, ScriptedModelServer
 
 CLI = [sys.executable, "-m", "cortex_lsp"]
+#: the CLI as a terminal starts a foreground job: Ctrl-C at its default. A test worker may run with
+#: SIGINT ignored at the C level (set by a library it loaded), and an ignored signal is inherited
+#: across exec, so a CLI started from it plainly would never see the Ctrl-C
+FOREGROUND_CLI = [sys.executable, "-c",
+                  "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                  "os.execv(sys.executable, [sys.executable, '-m', 'cortex_lsp', *sys.argv[1:]])"]
 
 
 @pytest.fixture
@@ -172,7 +178,7 @@ def test_no_model_advice_names_commands_that_work(tmp_path: Path) -> None:
 
 def test_ctrl_c_gives_one_line_and_exit_130(folder: Path, tmp_path: Path) -> None:
     with ScriptedModelServer(default=Reply(content="slow", hang=True)) as model:
-        proc = subprocess.Popen([*CLI, "ask", "What is the capital of Japan?", "--root", str(folder)],
+        proc = subprocess.Popen([*FOREGROUND_CLI, "ask", "What is the capital of Japan?", "--root", str(folder)],
                                 env=server_env(model, tmp_path / "data"), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
@@ -198,7 +204,7 @@ def test_ctrl_c_at_any_moment_says_cancelled_and_exits_130(folder: Path, tmp_pat
     "Cancelled." and exit 130, never an internal error (the store closed under a run still in flight).
     The moment is the test's input (a user presses Ctrl-C whenever), not a wait for an event."""
     with ScriptedModelServer(default=Reply(content="slow words " * 100, token_delay=0.05)) as model:
-        proc = subprocess.Popen([*CLI, "ask", "What is the capital of Japan?", "--root", str(folder)],
+        proc = subprocess.Popen([*FOREGROUND_CLI, "ask", "What is the capital of Japan?", "--root", str(folder)],
                                 env=server_env(model, tmp_path / "data"), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
