@@ -72,20 +72,18 @@ _ENGLISH_WORDS = frozenset("""
 the a an is are was were be been do does did how what which who where when why can could should would will
 i you we they it this that these those my our your their of in on at to for from with by and or not there
 """.split())
-
-
 _HOW_DO_I = re.compile(r"\bhow\s+(?:do|can|should|would|shall)\s+(?:i|we)\b|\bhow\s+to\b", re.IGNORECASE)
+#: heading words that name no topic
+_PLAIN_HEADING_WORDS = frozenset({"about", "using", "steps", "notes", "overview", "introduction", "other",
+                                  "general", "section", "chapter", "details", "service", "project"})
+#: the shared start that makes two words one (install/installiere/installation, release/releasing)
+SHARED_START = 6
 
 
 def looks_english(message: str) -> bool:
     """Are a fifth or more of the words English function words ("how", "the", "were", …)?"""
     words = re.findall(r"[^\W\d_]+", message.casefold())
     return bool(words) and sum(w in _ENGLISH_WORDS for w in words) * 5 >= len(words)
-#: heading words that name no topic
-_PLAIN_HEADING_WORDS = frozenset({"about", "using", "steps", "notes", "overview", "introduction", "other",
-                                  "general", "section", "chapter", "details", "service", "project"})
-#: the shared start that makes two words one (install/installiere/installation, release/releasing)
-SHARED_START = 6
 
 
 def heading_named(message: str, project: ProjectView | None) -> bool:
