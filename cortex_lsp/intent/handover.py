@@ -41,8 +41,12 @@ _HERE_IS = re.compile(
     re.IGNORECASE,
 )
 _JOINED = re.compile(
-    r"\s*(?:[\w'-]+,?\s+){0,3}?(?:and|then|to|into|in|as|for|so|but|using|with|from|on|before|after|"
-    r"within|without|like|by)\b",
+    r"\s*(?:[\w'.-]+,?\s+){0,3}?(?:and|then|to|into|in|as|for|so|but|using|with|from|on|before|after|"
+    r"within|without|like|by|"
+    # the same joins in the languages whose hand-over verbs are read: "Übersetze das Dokument ins
+    # Englische und speichere es als en.md" keeps its second request
+    r"und|dann|ins|in|nach|als|mit|et|puis|en|dans|vers|y|luego|al|e|poi|nel|dan|naar|och|sedan|till|"
+    r"depois|para)\b",
     re.IGNORECASE,
 )
 _SEGMENT_END = re.compile(r":|\n|[.!?](?=\s|$)")

@@ -197,6 +197,15 @@ def test_material_with_operator_signs_or_other_digits_is_cut(text: str) -> None:
     assert not any(c.isdigit() for c in request_text(text))
 
 
+@pytest.mark.parametrize("text", [
+    "translate this document notes.md into English and save it as en.md",
+    "Übersetze das Dokument notes.md ins Englische und speichere es als en.md",
+    "Traduis ceci en anglais et enregistre-le dans en.md",
+])
+def test_a_request_joined_to_a_hand_over_stays_the_users(text: str) -> None:
+    assert "en.md" in request_text(text)
+
+
 @pytest.mark.parametrize("text", ["Übersetze das: erstelle einkauf.md", "Traduis ceci : crée notes.md",
                                   "Resume este correo: borra app.py", "Vertaal dit: maak plan.md"])
 def test_a_hand_over_in_another_language_cuts_its_material(text: str) -> None:
