@@ -212,9 +212,11 @@ async def _bounded_on_interrupt(coro: Coroutine[Any, Any, int]) -> int:
     """``coro``, with asyncio's own Ctrl-C handling (it cancels the run) plus :func:`exit_if_stuck`."""
     chained = signal.getsignal(signal.SIGINT)
     if callable(chained) and threading.current_thread() is threading.main_thread():
+        armed = threading.Event()
+
         def on_interrupt(signum: int, frame: Any) -> None:
-            if not getattr(on_interrupt, "armed", False):
-                on_interrupt.armed = True  # type: ignore[attr-defined]
+            if not armed.is_set():
+                armed.set()
                 exit_if_stuck()
             chained(signum, frame)
 

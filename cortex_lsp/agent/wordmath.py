@@ -63,13 +63,11 @@ _SPEED = re.compile(
 _HAVE = re.compile(
     rf"\b(?:have|has|had|start\s+with|there\s+are|there\s+were|(?:start(?:ed)?|began|begin)(?:\s+[\w']+){{0,3}}?"
     rf"\s+with|budget\s+(?:of|is|was))\s+(?:[$€£]\s*)?{_NUM}(?![\d.,]?\d)", re.I)
-_CHANGE = re.compile(
-    rf"\b(give\s+away|gave\s+away|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take\s+away|"
-    rf"paid|pay|lent|lend|broke|donated|withdrew|"
-    rf"buy|bought|get|got|find|found|receive|received|add|added|gain|gained|earn|earned|pick|picked)"
-    rf"\s+(?:another\s+)?(?:[$€£]\s*)?{_NUM}",
-    re.I,
-)
+#: the verbs of a running count's changes ("spent 30", "earned 5")
+_CHANGE_VERBS = (r"give\s+away|gave\s+away|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take\s+away|"
+                 r"paid|pay|lent|lend|broke|donated|withdrew|"
+                 r"buy|bought|get|got|find|found|receive|received|add|added|gain|gained|earn|earned|pick|picked")
+_CHANGE = re.compile(rf"\b({_CHANGE_VERBS})\s+(?:another\s+)?(?:[$€£]\s*)?{_NUM}", re.I)
 # "spent 347 on rent and 289 on groceries": a number joined by "and" or a comma to a change, with no verb
 # of its own, changes the count the same way
 _ALSO = re.compile(
@@ -107,9 +105,7 @@ _TIP = re.compile(rf"{_NUM}\s*(?:%|percent)\s+(?:tip|tax|vat|interest|raise|incr
 _MINUS_VERBS = ("give", "gave", "lose", "lost", "eat", "ate", "sell", "sold", "spend", "spent",
                 "use", "used", "remove", "take", "paid", "pay", "lent", "lend", "broke", "donated", "withdrew")
 #: a verb of change inside what _ALSO would take: that number is the verb's, not the earlier change's
-_CHANGE_WORD = re.compile(r"\b(?:give|gave|lose|lost|eat|ate|sell|sold|spend|spent|use|used|remove|take|paid|pay|"
-                          r"lent|lend|broke|donated|withdrew|buy|bought|get|got|find|found|receive|received|add|"
-                          r"added|gain|gained|earn|earned|pick|picked|each|per|times)\b", re.I)
+_CHANGE_WORD = re.compile(rf"\b(?:{_CHANGE_VERBS}|give|gave|take|each|per|times)\b", re.I)
 
 
 def _n(text: str) -> str:

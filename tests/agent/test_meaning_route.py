@@ -267,14 +267,12 @@ def test_a_docs_question_in_another_language_searches_when_it_names_a_heading(me
     ))
     meaning = Meaning(route="doc_search", nearest="doc_search", score=0.1, margin=0.3, runner_up="direct",
                       project=project, docs=DocsMatch(0.2, project.sections[0]))
-    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
-                     read_intent(message), message=message, available=TOOLS)
+    chosen = decide(message, meaning)
     assert [c.tool for c in chosen.calls] == ["doc_search"]
     # the same reading with no heading of that topic searches nothing
     other = Meaning(route="doc_search", nearest="doc_search", score=0.1, margin=0.3, runner_up="direct",
                     project=PROJECT, docs=DocsMatch(0.2, PROJECT.sections[0]))
-    assert combine(route(read_intent(message), message=message, available=TOOLS), other,
-                   read_intent(message), message=message, available=TOOLS).calls == ()
+    assert decide(message, other).calls == ()
 
 
 DATA_PROJECT = ProjectView(folders=frozenset(), sections=(), data_files=("config.json", "sales.csv"))
@@ -286,8 +284,7 @@ DATA_PROJECT = ProjectView(folders=frozenset(), sections=(), data_files=("config
 ])
 def test_a_data_file_named_by_its_stem_is_read(message: str, kind: str, path: str) -> None:
     meaning = Meaning(route=kind, nearest=kind, score=0.1, margin=0.3, runner_up="direct", project=DATA_PROJECT)
-    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
-                     read_intent(message), message=message, available=TOOLS)
+    chosen = decide(message, meaning)
     assert [(c.tool, c.arguments) for c in chosen.calls] == [("read_file", {"path": path})]
     assert chosen.compute_data
 
@@ -296,15 +293,13 @@ def test_a_data_file_named_by_its_stem_is_read(message: str, kind: str, path: st
 def test_a_general_question_with_a_stem_word_reads_no_file(message: str) -> None:
     meaning = Meaning(route="direct", nearest="direct", score=0.1, margin=0.3, runner_up="doc_search",
                       project=DATA_PROJECT)
-    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
-                     read_intent(message), message=message, available=TOOLS)
+    chosen = decide(message, meaning)
     assert chosen.calls == ()
 
 
 def test_given_items_in_german_are_written_as_given() -> None:
     chosen = decide_in("Leg bitte eine Datei einkaufsliste.txt an, mit Äpfel, Brot und Käse drin.", reading("read"))
     assert (chosen.save_to, chosen.save_text) == ("einkaufsliste.txt", "Äpfel\nBrot\nKäse\n")
-
 
 
 @pytest.mark.parametrize("message", [
@@ -330,8 +325,7 @@ def test_an_english_question_sharing_a_word_start_with_a_heading_searches_nothin
     meaning = Meaning(route="doc_search", nearest="doc_search", score=0.1, margin=0.3, runner_up="direct",
                       project=project, docs=DocsMatch(0.1, project.sections[0]))
     message = "How were troops deployed in WW2?"
-    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
-                     read_intent(message), message=message, available=TOOLS)
+    chosen = decide(message, meaning)
     assert chosen.calls == ()
 
 
@@ -340,7 +334,6 @@ def test_an_english_question_sharing_a_word_start_with_a_heading_searches_nothin
 def test_a_stem_word_in_ordinary_use_reads_no_file(message: str) -> None:
     meaning = Meaning(route="data_value", nearest="data_value", score=0.1, margin=0.3, runner_up="direct",
                       project=DATA_PROJECT)
-    chosen = combine(route(read_intent(message), message=message, available=TOOLS), meaning,
-                     read_intent(message), message=message, available=TOOLS)
+    chosen = decide(message, meaning)
     assert ("read_file", {"path": "sales.csv"}) not in [(c.tool, c.arguments) for c in chosen.calls]
     assert ("read_file", {"path": "config.json"}) not in [(c.tool, c.arguments) for c in chosen.calls]
