@@ -43,6 +43,15 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def command_line(pid: int) -> str:
+    """The process's command line (arguments joined by spaces), or ``""`` when it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
 def cpu_seconds(pid: int, tid: int | None = None) -> float:
     """CPU time (user + system) of process ``pid`` (all its threads), or of its thread ``tid``; 0 when gone."""
     path = f"/proc/{pid}/task/{tid}/stat" if tid is not None else f"/proc/{pid}/stat"

@@ -20,7 +20,7 @@ import pytest_asyncio
 
 from cortex_lsp.config import Settings
 from cortex_lsp.tools.sandbox import SandboxPool, SandboxResult
-from tests.procs import alive, cpu_seconds, descendants
+from tests.procs import alive, command_line, cpu_seconds, descendants
 from tests.tools.folder_world import build
 from tests.waiting import until
 
@@ -278,7 +278,9 @@ async def test_nothing_a_run_does_to_a_module_reaches_the_next_run(pool: Sandbox
     assert json_after.value == "'[1]'", json_after
 
 
-@ASYNC
+# its own event loop: the module's ``pool`` (alive between its parameters) runs on the module's loop, and
+# a waiting worker it starts while this test runs would be one more process below this one
+@pytest.mark.asyncio
 @pytest.mark.parametrize("mode", ["none", "bwrap"])
 async def test_a_cancelled_run_ends_its_worker_while_a_module_runs(root: Path, mode: str) -> None:
     sandbox = SandboxPool(Settings(code_exec_timeout_seconds=30, sandbox_isolation=mode), keep_warm=False)
@@ -302,7 +304,11 @@ async def test_a_cancelled_run_ends_its_worker_while_a_module_runs(root: Path, m
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await until(lambda: not {p for p in descendants(os.getpid()) if alive(p)} - before,
-                    what="the worker processes to end after the cancel")
+        try:
+            await until(lambda: not {p for p in descendants(os.getpid()) if alive(p)} - before,
+                        what="the worker processes to end after the cancel")
+        except AssertionError as exc:
+            left = {p: command_line(p) for p in descendants(os.getpid()) if alive(p) and p not in before}
+            raise AssertionError(f"{exc}; still running: {left} (the run's workers: {sorted(workers)})") from None
     finally:
         await sandbox.aclose()
