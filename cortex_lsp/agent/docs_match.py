@@ -34,6 +34,9 @@ log = logging.getLogger("cortex.agent")
 
 
 class SyncEmbedder(Protocol):
+    """What the classifier and the documents' matcher need of an embedder
+    (:class:`~cortex_lsp.models.onnx_embedder.OnnxEmbedder`)."""
+
     name: str
 
     def embed_sync(self, texts: Sequence[str]) -> list[list[float]]: ...

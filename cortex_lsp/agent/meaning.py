@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from cortex_lsp.agent.docs_match import EMBED_AT_ASK, DocsMatch, DocsMatcher
+from cortex_lsp.agent.docs_match import EMBED_AT_ASK, DocsMatch, DocsMatcher, SyncEmbedder
 from cortex_lsp.agent.project_view import ProjectView, ProjectViews
 from cortex_lsp.agent.route_examples import ROUTE_EXAMPLES
 
@@ -45,6 +45,8 @@ RIDGE = 1.0
 #: the request text the classifier reads (the encoder truncates at 256 tokens anyway)
 MAX_CHARS = 600
 UNSURE = "direct"
+#: how long a warm-up waits for the embedder to choose its thread count (it takes a fraction of a second)
+SETTLE_SECONDS = 5.0
 #: bump when :func:`request_shape` changes: cached weights of the old shapes are then not used
 SHAPE_VERSION = 2
 
@@ -78,14 +80,6 @@ def request_shape(text: str) -> str:
 
     shape = _FILE.sub(file, shape)
     return " ".join(shape.split())[:MAX_CHARS] or "."
-
-
-class SyncEmbedder(Protocol):
-    """What the classifier needs of an embedder (:class:`~cortex_lsp.models.onnx_embedder.OnnxEmbedder`)."""
-
-    name: str
-
-    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True)
@@ -215,9 +209,14 @@ class MeaningClassifier:
 
     def load(self) -> None:
         """:meth:`prepare`, and one embedding run (a cached matrix needs no embedding: this loads the
-        session and makes its first, slowest run)."""
+        session and makes its first, slowest run); then wait for the embedder to settle on its thread
+        count (timed beside the serving session: two encoders running at once on a small machine made a
+        first ask's classification 4-8 times slower)."""
         self.prepare()
         self.embedder.embed_sync(["warm up"])  # the session's first run allocates: not on the first ask
+        settle = getattr(self.embedder, "settle", None)
+        if settle is not None:
+            settle(SETTLE_SECONDS)
 
     async def warm(self) -> None:
         """:meth:`load` in a worker thread."""

@@ -147,9 +147,11 @@ class OnnxEmbedder:
             feeds = self._feeds(self._tokenizer.encode_batch([TIMING_SENTENCE]))
             # the new sessions are this thread's own: timed without the lock, so embeds go on meanwhile
             timed = {n: (self._median_run(session, feeds), session) for n, session in candidates.items()}
+            # the serving session too, without the lock (a session runs from several threads at once):
+            # an embed meanwhile never waits for the timing, only for the swap below
+            timed[self._threads] = (self._median_run(self._session, feeds), self._session)
+            best = min(timed, key=lambda n: timed[n][0])
             with self._lock:
-                timed[self._threads] = (self._median_run(self._session, feeds), self._session)
-                best = min(timed, key=lambda n: timed[n][0])
                 self._threads, self._session = best, timed[best][1]
             log.info("embedder %s: %s", self.name,
                      ", ".join(f"{n} thread(s) {t * 1000:.1f} ms" for n, (t, _) in sorted(timed.items())))
@@ -181,6 +183,13 @@ class OnnxEmbedder:
         with self._lock:
             if self._session is None:
                 self._load()
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout`` s) until the thread counts are timed and the fastest kept, so the
+        encoder is quiet for the first embed that follows (a warm-up waits here; an embed never does)."""
+        choosing = self._choosing
+        if choosing is not None:
+            choosing.join(timeout)
 
     async def warm(self) -> None:
         """:meth:`load` in a worker thread (the embedded default does it while llama.cpp starts)."""

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,6 +184,39 @@ def test_the_faster_thread_count_is_kept_and_vectors_do_not_change(caplog: pytes
     texts = ["how do I install the dependencies?", "list the src folder"]
     for a, b in zip(one.embed_sync(texts), timed.embed_sync(texts), strict=True):
         assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.999
+
+
+@needs_embedder
+def test_an_embed_while_thread_counts_are_timed_never_waits_for_the_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = packaged_embedder_files()
+    assert files is not None
+    timed = OnnxEmbedder(files, threads=1, fastest_of=(1, 2))
+    held: list[bool] = []
+    real = OnnxEmbedder._median_run
+
+    def watched(session: Any, feeds: dict[str, Any], runs: int = 5) -> float:
+        held.append(timed._lock.locked())  # the embed lock, while a session is being timed
+        return real(session, feeds, runs)
+
+    monkeypatch.setattr(OnnxEmbedder, "_median_run", staticmethod(watched))
+    timed.load()
+    timed.settle(60)
+    assert timed._choosing is not None and not timed._choosing.is_alive()
+    assert len(held) == 2 and not any(held), held  # both counts timed, neither under the lock
+
+
+@needs_embedder
+def test_a_warmed_classifier_has_settled_its_thread_count(tmp_path: Path) -> None:
+    from cortex_lsp.agent.meaning import MeaningClassifier
+
+    files = packaged_embedder_files()
+    assert files is not None
+    MeaningClassifier(OnnxEmbedder(files, threads=1), cache_dir=tmp_path).prepare()  # the route weights, cached
+    embedder = OnnxEmbedder(files, threads=1, fastest_of=(1, 2))
+    # what a new server's warm-up runs: the cached weights, then the session's first run
+    MeaningClassifier(embedder, cache_dir=tmp_path).load()
+    # nothing left timing beside the first ask's encoder (two encoders at once slowed it 4-8 times)
+    assert embedder._choosing is not None and not embedder._choosing.is_alive()
 
 
 EXIT_AT_ONCE = """
