@@ -16,7 +16,9 @@ from cortex_lsp.agent.numtext import continental, fold, number
 _AND = r"(?:and|und|et|y|e|en|&|plus|with|mit|avec|con|com|met)"
 _TOKEN = r"(?<![\w.,/:#@])-?\d+(?:[.,]\d+)*(?![.,]?\d)(?!\s*%)(?![^\W\d_])"
 _SEP = rf"(?:\s*;\s*|\s*,\s*{_AND}\s+|\s*,\s*|\s+{_AND}\s+)"
-_LIST = rf"({_TOKEN}(?:{_SEP}{_TOKEN})+)(?![^\W\d_]|\s*[-+*/×÷^%])"
+# "4,8,15": numbers packed with commas, not an English thousands number ("1,500,000")
+_PACKED = r"(?<![\w.,/:#@])-?(?=\d+(?:,\d{3})*,(?!\d{3}(?!\d)))\d+(?:,\d+)+(?![.,]?\d)(?![^\W\d_])"
+_LIST = rf"({_TOKEN}(?:{_SEP}{_TOKEN})+|{_PACKED})(?![^\W\d_]|\s*[-+*/×÷^%])"
 _OF = (r"(?:\s+(?:of|from|for|von|aus|der|de|des|du|d'|di|dei|delle|degli|tra|fra|entre|van|da|dos|das|do|los|las|"
        r"les|the|die|i|le|os|as|het))*")
 _NUMBERS_WORD = (r"(?:\s+(?:numbers|values|zahlen|werte|nombres|valeurs|numeros|valores|numeri|valori|getallen|"
@@ -29,7 +31,7 @@ _AVERAGE = re.compile(
 _SUM = re.compile(
     rf"\b(?:(?:the\s+)?(?:sum|total)|somme|summe|suma|soma|somma|som|totaal|"
     r"add(?:\s+(?:these|those|them|the\s+following))?(?:\s+up|\s+together)?(?:\s+for\s+(?:me|us))?|"
-    rf"sum\s+up|tally(?:\s+up)?|addiere|addier|additionne[rz]?|sumar?|sommare|somar|some|tel\s+op){_LEAD}{_LIST}",
+    rf"sum\s+up|total\s+up|combine|tally(?:\s+up)?|addiere|addier|additionne[rz]?|sumar?|sommare|somar|some|tel\s+op){_LEAD}{_LIST}",
     re.IGNORECASE,
 )
 _PRODUCT = re.compile(

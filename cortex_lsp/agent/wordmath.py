@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from cortex_lsp.agent.interest import interest
-from cortex_lsp.agent.listmath import THEN_MORE, list_arithmetic, list_then_more
+from cortex_lsp.agent.listmath import list_arithmetic, list_then_more
 from cortex_lsp.agent.money import percent_change, percentage_of_amount
 from cortex_lsp.agent.motion import motion
 from cortex_lsp.agent.numtext import denoise
@@ -51,7 +51,6 @@ _BINARY_WORDS = (
 _SQRT = re.compile(rf"square\s+root\s+of\s+{_NUM}", re.I)
 _FACTORIAL = re.compile(rf"(?:{_NUM}\s+factorial|factorial\s+of\s+{_NUM}|{_NUM}\s*!)", re.I)
 _SQUARED = re.compile(rf"{_NUM}\s+(squared|cubed)", re.I)
-_AVERAGE = re.compile(r"\b(?:average|mean)\s+of\s+((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)?){2,})", re.I)
 _DEG = r"\s*(?:°\s*|degrees?\s+)?"
 _C_TO_F = re.compile(rf"{_NUM}{_DEG}(?:c\b|celsius)[^.?!]*?\b(?:to|in)\s+(?:°\s*)?(?:f\b|fahrenheit)", re.I)
 _F_TO_C = re.compile(rf"{_NUM}{_DEG}(?:f\b|fahrenheit)[^.?!]*?\b(?:to|in)\s+(?:°\s*)?(?:c\b|celsius)", re.I)
@@ -76,12 +75,6 @@ _ALSO = re.compile(
     # "20 bucks"); "2 friends each got 5", "2 hours later", "40 was left" are no amounts of the change
     r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?|eur|usd)\b)?\s*(?:on|for|at|in|to|of)\b|\s*[$€£]?\s*[,.;!?]|"
     r"\s*(?:bucks|dollars?|euros?|pounds?|eur|usd)\b|\s*$))", re.I)
-_LIST = r"((?:-?\d+(?:\.\d+)?(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+|\s*\+\s*|\s+plus\s+)?){2,})"
-_SUM = re.compile(
-    rf"\b(?:add(?:\s+up|\s+together)?|sum(?:\s+up)?|total(?:\s+up)?|(?:the\s+)?(?:sum|total)\s+of|"
-    rf"combine|tally(?:\s+up)?|addiere|additionne|suma)\s+(?:the\s+numbers\s+|these\s+(?:numbers\s+)?)?:?\s*{_LIST}",
-    re.I,
-)
 _EACH = re.compile(
     rf"{_NUM}\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:with|of|at|containing|holding|costing|that\s+(?:hold|cost|have)s?)"
     rf"\s+(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|[a-z][\w-]*\s+)?(?:[a-z][\w-]*\s+)?(?:each|apiece|per\s+\w+|a\s+piece)\b",
@@ -279,7 +272,7 @@ def _party_share(text: str) -> str | None:
 
 
 def _arithmetic(text: str) -> str | None:
-    if list_then_more(text) or any((m := p.search(text)) and THEN_MORE.match(text, m.end()) for p in (_SUM, _AVERAGE)):
+    if list_then_more(text):
         return None  # a list with an operation after it: the model's code computes the whole
     shared = _shared(text) if _SHARED.search(text) else None
     if shared:
@@ -305,11 +298,6 @@ def _arithmetic(text: str) -> str | None:
     match = _SPEED.search(text)
     if match:
         return f"({_n(match.group(1))}) / ({_n(match.group(2))})"
-    match = _AVERAGE.search(text)
-    if match:
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
-        if len(numbers) >= 2:
-            return f"({' + '.join(numbers)}) / {len(numbers)}"
     match = _PERCENT_OF_WHAT.search(text)
     if match:
         return f"({_n(match.group(2))}) / ({_n(match.group(1))}) * 100"
@@ -325,11 +313,6 @@ def _arithmetic(text: str) -> str | None:
     match = _OFF_BEFORE.search(text)
     if match:
         return f"({_n(match.group(2))}) * (100 - ({_n(match.group(1))})) / 100"
-    match = _SUM.search(text)
-    if match:
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", match.group(1))
-        if len(numbers) >= 2:
-            return " + ".join(numbers)
     match = _EACH.search(text)
     if match:
         return f"({_n(match.group(1))}) * ({_n(match.group(3))})"

@@ -14,6 +14,7 @@ from cortex_lsp.tools.calculator import evaluate
     ("la media de 4, 8 y 15", 9), ("la moyenne de 12, 15 et 18", 15), ("Durchschnitt von 2, 4, 6", 4),
     ("media di 10, 20 e 30", 20), ("a média de 7, 8 e 9", 8), ("het gemiddelde van 3, 5 en 7", 5),
     ("the mean of 2.5, 3.5 and 4", 10 / 3), ("average of 4,8,15", 9),
+    ("combine 3, 4 and 5", 12), ("total up 3, 4 and 5", 12), ("the average of 1,500,25", 526 / 3),
     ("somme de 3, 4 et 5", 12), ("Summe von 1,5 und 2,5", 4), ("suma de 10, 20 y 30", 60), ("som van 3, 5 en 7", 15),
     ("what's the product of 3, 4 and 5", 60), ("multiply 6, 7 and 8", 336), ("producto de 2, 3 y 4", 24),
     ("produit de 4, 5 et 6", 120), ("add up 1,200 and 800", 2000),
@@ -54,6 +55,9 @@ def test_lists_rates_and_prices(words: str, value: float) -> None:
     "I need 2 rooms at 85 a night for 3 nights",          # two products: left to the model
     "how many hours per week should I study",
     "el 5 de mayo de 2024",
+    "the sum of 1,500,000",                               # one number with thousands commas: no list
+    "add up 3,4,5 then divide by 2",                      # the list is not the answer
+    "can you combine the two files",
 ])
 def test_no_list_or_rate(words: str) -> None:
     assert arithmetic_from_words(words) is None
