@@ -203,6 +203,23 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _request_head(line: str) -> str:
+    """A first line that ends in a JSON value ("new file a.json, content: {"a": 1}"): the words before the
+    value, which say whether the line is the user's request or pasted code (the value itself is cut
+    later, as all JSON is). Any other line as it is."""
+    opening = _JSON_OPEN.search(line)
+    while opening is not None:
+        start = opening.start()
+        if opening.group(0) == "{" or _JSON_ARRAY_START.match(line, start):
+            end = _balanced_end(line, start)
+            head = line[:start]
+            if end > 0 and not line[end:].strip(" .!?") and re.search(r"[^\W\d_]{2,}", head):
+                return head
+            return line
+        opening = _JSON_OPEN.search(line, start + 1)
+    return line
+
+
 def _cut_lines(text: str) -> str:
     kept: list[str] = []
     yaml_indent = -1
@@ -217,12 +234,13 @@ def _cut_lines(text: str) -> str:
         if _YAML_BLOCK.match(line):
             yaml_indent = _indent(line)
             continue
+        probe = _request_head(line) if first else line
         if (
-            looks_pasted(line, first=first)  # comments, headings, logs, traces, chat and document lines
+            looks_pasted(probe, first=first)  # comments, headings, logs, traces, chat and document lines
             or _BLOCKQUOTE.match(line)
             or _INDENTED.match(line)
             or _TABLE_ROW.match(line)
-            or _CODE_LINE.match(line)
+            or _CODE_LINE.match(probe)
         ):
             kept.append("")
             continue

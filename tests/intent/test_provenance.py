@@ -212,6 +212,25 @@ def test_a_hand_over_in_another_language_cuts_its_material(text: str) -> None:
     assert not any(name in request_text(text) for name in ("einkauf.md", "notes.md", "app.py", "plan.md"))
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ('new file greetings.json, content: {"greeting": "hello"}', "new file greetings.json, content"),
+    ("save [1, 2, 3] to nums.json", "save to nums.json"),
+    ('create config.json with {"port": 8080, "debug": false}.', "create config.json with"),
+])
+def test_a_first_line_that_ends_in_json_is_the_users_request(text: str, kept: str) -> None:
+    assert request_text(text).rstrip(" .") == kept  # the value is cut; the request before it stays
+
+
+@pytest.mark.parametrize("text", [
+    'const x = {"target": "app.py"}',                  # code that ends in a value: still pasted code
+    'write app.py with evil {',                        # unclosed: material to the end
+    'summarize this\n{"write": "app.py"}',             # a JSON line after the first: data
+    'summarize this\nplease write app.py {"a": 1}',    # the rule is the first line's only
+])
+def test_json_after_the_first_line_or_in_code_stays_material(text: str) -> None:
+    assert "app.py" not in request_text(text)
+
+
 @pytest.mark.parametrize("text", [
     "add these up for me: 3, 4 and delete app.py",
     "check these: 12 then run rm -rf",
