@@ -70,7 +70,7 @@ _CHANGE = re.compile(rf"\b({_CHANGE_VERBS})\s+(?:another\s+)?(?:[$€£]\s*)?{_N
 # "spent 347 on rent and 289 on groceries": a number joined by "and" or a comma to a change, with no verb
 # of its own, changes the count the same way
 _ALSO = re.compile(
-    rf"(?:[^\d.?!]{{0,40}}?(?:,\s*|\s+and\s+)(?:[$€£]\s*)?{_NUM}(?![\d.,]?\d)"
+    rf"(?:[^\d.?!]{{0,40}}?(?:,\s*|\s+and\s+|\s+then\s+)(?:(?:then|another|also)\s+)?(?:[$€£]\s*)?{_NUM}(?![\d.,]?\d)"
     # the amount ends its clause or goes on as an amount does ("289 on groceries", "80 for a coat",
     # "20 bucks"); "2 friends each got 5", "2 hours later", "40 was left" are no amounts of the change
     r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?|eur|usd)\b)?\s*(?:on|for|at|in|to|of)\b|\s*[$€£]?\s*[,.;!?]|"
@@ -127,20 +127,32 @@ _NOT_A_RUNNING_COUNT = re.compile(r"\b(?:each|per|apiece|times|twice|percent)\b|
 _PARTY_COUNT = re.compile(r"\s+(?:of\s+us|people|persons|friends|guests|kids|children)\b", re.IGNORECASE)
 
 
+#: an amount that stands alone: a number that ends its clause ("and later 1215.", "15, how much")
+_STANDALONE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*"
+                         r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?)\b)?\s*(?:[,;!?]|\.(?!\d)|$))", re.I)
+
+
 def _running_count(words: str) -> str | None:
     start = _HAVE.search(words)
     if start is None or _NOT_A_RUNNING_COUNT.search(words) or _PARTY_COUNT.match(words, start.end()):
         return None
     terms = [_n(start.group(1))]
+    used = {start.start(1)}
     changes = list(_CHANGE.finditer(words, start.end()))
     for index, change in enumerate(changes):
         sign = "-" if change.group(1).split()[0].lower() in _MINUS_VERBS else "+"
         terms.append(f"{sign} {_n(change.group(2))}")
+        used.add(change.start(2))
         end = changes[index + 1].start() if index + 1 < len(changes) else len(words)
         at = change.end()
         while (also := _ALSO.match(words, at, end)) is not None and not _CHANGE_WORD.search(also.group(0)):
             terms.append(f"{sign} {_n(also.group(1))}")
+            used.add(also.start(1))
             at = also.end()
+    # an amount left out ("spent 730 and later 1215.") would make a confident wrong answer: then the
+    # model's own code computes it instead
+    if any(m.start() not in used for m in _STANDALONE.finditer(words, start.end())):
+        return None
     return " ".join(terms) if len(terms) > 1 else None
 
 
