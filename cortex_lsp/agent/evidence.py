@@ -435,9 +435,10 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     if any(c.first not in lead and c.score >= scorer.least() for c in candidates):
         candidates = [c for c in candidates if c.first not in lead]
     chosen = _choose(candidates, scorer, max_lines)
-    if _HOW_TO.search(question) and all(a in lead for a, _ in chosen):
-        # "how do I install this on a fresh machine?": the lead says what the document is for, and
-        # "Hur gör man en ny release?" names only headings; the steps of the section say how
+    if _HOW_TO.search(question) and (not chosen or chosen[0][0] in lead or _LIST_ITEM.match(lines[chosen[0][0]])):
+        # "how do I install this on a fresh machine?": the lead says what the document is for, one step
+        # matches a word ("1. Install Python"), and "Hur gör man en ny release?" names only headings;
+        # the steps of the section, from the first, say how
         steps = (_steps_after(lines, paths, chosen[0][0], max_lines) if chosen
                  else _named_heading_steps(lines, paths, question, max_lines))
         chosen = [steps] if steps is not None else chosen
@@ -470,8 +471,12 @@ def _named_heading_steps(lines: list[str], paths: list[str | None], question: st
 
 def _steps_after(lines: list[str], paths: list[str | None], start: int, max_lines: int) -> tuple[int, int] | None:
     """The first list (numbered or bulleted) after line ``start`` in the same document, before its next
-    title: its first ``max_lines`` items, or ``None`` when there is none."""
+    title (or the list ``start`` is in): its first ``max_lines`` items, or ``None`` when there is none."""
     document = paths[start]
+    if _LIST_ITEM.match(lines[start]):  # inside the list already: from its first item
+        while start > 0 and paths[start - 1] == document and _LIST_ITEM.match(lines[start - 1]):
+            start -= 1
+        start -= 1
     for i in range(start + 1, len(lines)):
         if (paths[i] is not None and paths[i] != document) or re.match(r"^#\s", lines[i].strip()):
             return None
