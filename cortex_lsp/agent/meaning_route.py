@@ -167,7 +167,10 @@ def _docs(intent: IntentLike, offered: set[str], meaning: Meaning, message: str,
     if "doc_search" not in offered:
         return None
     near = meaning.docs.score if meaning.docs is not None else 0.0
-    covered = near >= DOCS_MATCH or (meant and (_DOCUMENTS.search(message) or near >= DOCS_MEANT
+    # the encoder reads English: in another language a near section alone ("git" in "wat is het verschil
+    # tussen git pull en git fetch?") is no sign the documents are asked; a heading's word or "docs" is
+    covered = near >= DOCS_MATCH or (meant and (_DOCUMENTS.search(message)
+                                                or (near >= DOCS_MEANT and looks_english(message))
                                                 or heading_named(message, meaning.project)))
     if not covered:
         return None

@@ -197,6 +197,18 @@ def test_the_documents_answer_a_question_they_cover() -> None:
     assert decide_in("what is the capital of Peru?", reading("doc_search", docs=0.2)).calls == ()
 
 
+@pytest.mark.parametrize("message", ["wat is het verschil tussen git pull en git fetch?",
+                                     "was ist der Unterschied zwischen git pull und git fetch?"])
+def test_in_another_language_a_near_section_alone_is_no_document_question(message: str) -> None:
+    # the encoder reads English: a shared "git" put these near a release document's section
+    assert decide_in(message, reading("doc_search", docs=0.33)).calls == ()
+    # a heading's word, or the documents named, still are
+    assert [c.tool for c in decide_in("Wie stelle ich ein Backup wieder her (restoring)?",
+                                      reading("doc_search", docs=0.33)).calls] == ["doc_search"]
+    assert [c.tool for c in decide_in("was steht in der Doku über git fetch?",
+                                      reading("doc_search", docs=0.33)).calls] == ["doc_search"]
+
+
 def test_a_clear_direct_reading_is_kept_whatever_the_documents_hold() -> None:
     # "About the user: the user's favourite food is durian." in a file: the question asks the user's memory
     clear = Meaning(route="direct", nearest="direct", score=0.06, margin=0.70, runner_up="data_value",
