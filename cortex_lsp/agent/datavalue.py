@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from cortex_lsp.agent.numtext import fold
+
 DATA_SUFFIXES = frozenset({".json", ".csv", ".tsv", ".yaml", ".yml", ".toml"})
 #: distinct values listed in a count answer
 SHOWN_VALUES = 12
@@ -32,7 +34,10 @@ _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b|\bwie\s+viele\b|\
                     r"|\bquant[oa]s\b|\bquant[ie]\b|\bile\b|\bhoeveel\b|\bhur\s+många\b", re.I)
 _TOTAL = re.compile(r"\btotal\b|\bsum\b|\badd(?:s|ed)?\s+up\b|\baltogether\b|\bin\s+all\b|\boverall\b"
                     r"|\bcombined\b|\b(?:gesamt)?summe\b|\binsgesamt\b|\btotale\b|\btotalt\b|\bau\s+total\b|\ben\s+total\b"
-                    r"|\bsomme\b|\bsuma\b|\bsomma\b|\btotaal\b", re.I)
+                    r"|\bsomme\b|\bsuma\b|\bsomma\b|\btotaal\b"
+                    # the verbs: "¿cuánto suman las ventas?", "quanto somam", "quanto sommano", "additionne"
+                    r"|\bsuma[nr]\b|\bsumen\b|\bsoma[mr]?\b|\bsomm(?:ano|are|ate)\b|\baddition\w*\b|\bsummier\w*\b"
+                    r"|\bsumm(?:a|an|era)\b|\bopgeteld\b|\bsumuj\w*\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bavg\b|\bmean\b|\bdurchschnitt\b|\bmoyenne\b|\bpromedio\b|\bmedia\b"
                       r"|\bm[eé]dia\b|\bgemiddelde\b|\bśrednia\b", re.I)
 _MAX = re.compile(r"\b(?:highest|largest|biggest|max(?:imum)?|most|top|greatest|best|höchste|plus\s+grand|mayor)\b",
@@ -50,8 +55,8 @@ def is_data_file(path: str) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return _WORD.findall(spaced.lower().replace("_", " "))
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", fold(text))  # "février" is one word, "fevrier"
+    return _WORD.findall(spaced.lower().replace("_", " ").replace("ł", "l"))
 
 
 #: field names as other languages ask for them (German, French, Spanish, Italian, Portuguese, Dutch,
@@ -69,6 +74,24 @@ _FIELD_WORDS = {
     "timeout": ("zeitlimit", "tiempo"),
 }
 _ASKED_AS = {other: english for english, others in _FIELD_WORDS.items() for other in others}
+
+#: month names in those languages and Polish (accents folded), read as the English name, whose start a
+#: data file's "Feb" or "February" is
+_MONTH_WORDS = {
+    "january": "enero janvier gennaio janeiro januari januar styczen stycznia styczniu",
+    "february": "febrero fevrier febbraio fevereiro februari februar luty lutego lutym",
+    "march": "marzo mars marco maart marz marzec marca marcu",
+    "april": "abril avril aprile kwiecien kwietnia kwietniu",
+    "may": "mayo mai maggio maio mei maj maja maju",
+    "june": "junio juin giugno junho juni czerwiec czerwca czerwcu",
+    "july": "julio juillet luglio julho juli lipiec lipca lipcu",
+    "august": "agosto aout augustus augusti sierpien sierpnia sierpniu",
+    "september": "septiembre septembre settembre setembro wrzesien wrzesnia wrzesniu",
+    "october": "octubre octobre ottobre outubro oktober pazdziernik pazdziernika pazdzierniku",
+    "november": "noviembre novembre novembro listopad listopada listopadzie",
+    "december": "diciembre decembre dicembre dezembro dezember grudzien grudnia grudniu",
+}
+_MONTH_AS = {other: english for english, others in _MONTH_WORDS.items() for other in others.split()}
 
 
 def _mentioned(name: str, question: list[str]) -> bool:
@@ -265,6 +288,9 @@ def _table_answer(whole: _Table, question: list[str], raw: str, named_file: bool
     bounded = _threshold(whole, named, numeric, raw) or _comparison(whole, question, raw, numeric, named)
     if bounded is not None:
         return bounded
+    absent = _month_not_held(whole, question, raw)
+    if absent is not None:
+        return absent
     table, scope = _filtered(whole, question)
     rows = len(table.rows)
     if _COUNT.search(raw) and not scope:
@@ -300,6 +326,32 @@ def _table_answer(whole: _Table, question: list[str], raw: str, named_file: bool
     return cell
 
 
+def _month_of(value: str) -> str | None:
+    """The English month a cell value names ("Feb", "february", "Sept"), or ``None``."""
+    word = value.strip().lower().rstrip(".")
+    return next((m for m in _MONTH_WORDS if len(word) >= 3 and m.startswith(word)), None)
+
+
+def _month_not_held(table: _Table, question: list[str], raw: str) -> str | None:
+    """"the total for March" of a table with months Jan and Feb: no row is March's, and the total of every
+    row would be a wrong answer; the months it holds instead. English "may" is a month only as "May"
+    after the sentence's start ("may I have …" is a verb)."""
+    may = bool(re.search(r"(?<=\w\W)May\b", raw)) or any(_MONTH_AS.get(w) == "may" for w in _words(raw))
+    asked = [w for w in question if w in _MONTH_WORDS and (w != "may" or may)]
+    if not asked:
+        return None
+    for column in table.columns:
+        values = [r.get(column, "") for r in table.rows if r.get(column)]
+        held = {_month_of(v) for v in values}
+        if not values or None in held:
+            continue
+        missing = [m for m in asked if m not in held]
+        if missing:
+            listed = ", ".join(dict.fromkeys(values))
+            return f"{table.path} has no row for {missing[0].capitalize()} (its {column} values: {listed})."
+    return None
+
+
 def _cell_answer(table: _Table, named: list[str], question: list[str]) -> str | None:
     """"ben's score": the row a cell of which the question names, the column it names."""
     if not named:
@@ -320,7 +372,7 @@ def answer_from_data(path: str, text: str, question: str, *, named_file: bool = 
     suffix = PurePosixPath(path.lower()).suffix
     words = _words(question)
     name = PurePosixPath(path).name
-    words = [w for w in words if w not in _words(name)]
+    words = [_MONTH_AS.get(w, w) for w in words if w not in _words(name)]
     try:
         if suffix in (".csv", ".tsv"):
             table = _table(name, text)

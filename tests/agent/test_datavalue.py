@@ -114,3 +114,22 @@ def test_a_key_asked_for_in_another_language(question: str) -> None:
                                       "Wat is het totale bedrag in sales.csv?"])
 def test_a_column_total_asked_for_in_another_language(question: str) -> None:
     assert "1375" in (answer_from_data("sales.csv", SALES, question) or "")
+
+
+@pytest.mark.parametrize("question", ["¿cuánto suman las ventas de febrero en sales.csv?",
+                                      "quanto somam as vendas de fevereiro?", "quanto sommano le vendite di febbraio?",
+                                      "additionne les montants de février", "hur mycket blir summan för februari",
+                                      "Summe der Beträge im Februar"])
+def test_a_month_and_a_total_asked_for_in_another_language(question: str) -> None:
+    assert "410 (230 + 180)" in (answer_from_data("sales.csv", SALES, question) or "")
+
+
+@pytest.mark.parametrize("question", ["what is the total for March", "total sales for mayo",
+                                      "What was sold in May?", "la media de ventas en diciembre"])
+def test_a_month_no_row_holds_is_said_not_totalled(question: str) -> None:
+    answer = answer_from_data("sales.csv", SALES, question) or ""
+    assert "has no row for" in answer and "Jan, Feb" in answer and "1375" not in answer
+
+
+def test_may_the_verb_is_no_month() -> None:
+    assert "1375" in (answer_from_data("sales.csv", SALES, "may I have the total of sales.csv?") or "")
