@@ -182,7 +182,7 @@ _DEF_STEMS = frozenset({"function", "func", "method", "class", "def", "helper", 
 _DEF_WORDS = frozenset({"function", "functions", "func", "method", "methods", "class", "classes", "def", "helper",
                         "routine", "funktion", "fonction", "función", "funcion", "funzione", "função", "funcao",
                         "methode", "méthode", "método", "metodo", "klasse", "classe", "clase", "variable",
-                        "constant", "setting"})
+                        "constant", "setting", "endpoint", "endpoints", "route", "handler", "view"})
 
 
 def named_definitions(question: str, units: list[Definition], path: str) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cortex_lsp.agent.code_mentions import file_holding, mentioned_names
 from cortex_lsp.agent.docs_match import EMBED_AT_ASK, DocsMatch, DocsMatcher, SyncEmbedder
 from cortex_lsp.agent.project_view import ProjectView, ProjectViews
 from cortex_lsp.agent.route_examples import ROUTE_EXAMPLES
@@ -100,6 +101,8 @@ class Meaning:
     project: ProjectView | None = None
     #: the project's document section nearest to the request
     docs: DocsMatch | None = None
+    #: the one source file that defines (or holds) a name the request writes as code ("/health")
+    code_file: str | None = None
 
     @property
     def sure(self) -> bool:
@@ -232,13 +235,16 @@ class MeaningClassifier:
         self.prepare()
         reading = self._reader.submit(self.views.view, root) if root is not None else None
         vector = np.asarray(self.embedder.embed_sync([request_shape(text)])[0], dtype=np.float32)
-        docs = project = None
-        if reading is not None:
+        docs = project = code_file = None
+        if reading is not None and root is not None:
             project = reading.result()
             if project.sections:
                 self.docs.prepare(project.sections, limit=EMBED_AT_ASK)
                 unit = vector / max(float(np.linalg.norm(vector)), 1e-12)
                 docs = self.docs.nearest(unit, project.sections)
+            names = mentioned_names(text)
+            if names:
+                code_file = file_holding(root, project.code_files, names)
         raw = self._weights[:, :-1] @ vector + self._weights[:, -1]
         scores = dict(zip(self._labels, (float(x) for x in raw), strict=True))
         ranked = sorted(scores, key=lambda label: -scores[label])
@@ -246,7 +252,8 @@ class MeaningClassifier:
         margin = scores[best] - scores[second]
         sure = scores[best] >= self.min_score and margin >= self.min_margin
         return Meaning(route=best if sure else UNSURE, nearest=best, score=scores[best], margin=margin,
-                       runner_up=second, seconds=time.perf_counter() - began, project=project, docs=docs)
+                       runner_up=second, seconds=time.perf_counter() - began, project=project, docs=docs,
+                       code_file=code_file)
 
     async def classify(self, text: str, root: Path | None = None) -> Meaning:
         """:meth:`classify_sync` in a worker thread: the event loop keeps serving."""

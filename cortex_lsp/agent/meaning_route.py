@@ -250,7 +250,7 @@ def _write(offered: set[str], intent: IntentLike, message: str, project: Project
 
 #: words that make a question about projects in general, not about the one open
 _GENERIC = re.compile(r"\b(?:of|in|for)\s+(?:a|an|any|every|most)\b|\btypical(?:ly)?\b|\busually\b|"
-                      r"\bin\s+general\b|\bprojects\b|\bpackages\b|\brepos\b", re.IGNORECASE)
+                      r"\bin\s+general\b|\bgenerally\b|\bprojects\b|\bpackages\b|\brepos\b", re.IGNORECASE)
 
 #: a word before "folder" or "directory" that means the open folder itself ("the main folder", "the
 #: top-level directory"), unless the project has a folder of that name
@@ -374,5 +374,14 @@ def combine(
         chosen = _read(intent, offered) or _find(intent, offered)
     if chosen is None and not intent.files and not intent.code and kind not in ("compute", "run_code") \
             and not (kind == "direct" and meaning.sure and meaning.margin >= DIRECT_KEPT):
-        chosen = _docs(intent, offered, meaning, message, meant=False)
+        chosen = _docs(intent, offered, meaning, message, meant=False) or _code_file(offered, meaning, message)
     return chosen or ruled
+
+
+def _code_file(offered: set[str], meaning: Meaning, message: str) -> Route | None:
+    """"what does the /health endpoint return?": the one source file that defines what the request names
+    (not for a question about such things in general)."""
+    if meaning.code_file is None or "read_file" not in offered or _GENERIC.search(message):
+        return None
+    return Route("tools", (RoutedCall("read_file", {"path": meaning.code_file}),), tools=("read_file",),
+                 reason="the request names what one source file of the folder defines")

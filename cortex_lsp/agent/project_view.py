@@ -30,6 +30,10 @@ MAX_DOCS = 40
 MAX_DOC_BYTES = 256 * 1024
 MAX_SECTIONS = 400
 MAX_DATA_NAMES = 50
+MAX_CODE_NAMES = 200
+#: source files whose names and routes a request may mention without naming the file
+CODE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".go", ".rb", ".rs", ".java", ".kt", ".php",
+                           ".cs", ".c", ".h", ".cpp", ".hpp", ".swift", ".scala", ".lua", ".sh"})
 SECTION_CHARS = 600
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$|^(.+)\n(?:=+|-+)\s*$", re.MULTILINE)
 
@@ -52,6 +56,8 @@ class ProjectView:
     sections: tuple[DocSection, ...] = ()
     #: the data files at the top of the folder (JSON, CSV, YAML, …), by name
     data_files: tuple[str, ...] = ()
+    #: the source files two levels down (relative paths), for a request that names what is in one
+    code_files: tuple[str, ...] = ()
 
     def folder(self, name: str) -> str | None:
         """``name`` as a folder of the project ("src", "docs/", "./src"), case as on disk, else ``None``."""
@@ -105,6 +111,7 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
     folders: set[str] = set()
     docs: list[tuple[str, Path]] = []
     data_files: list[str] = []
+    code_files: list[str] = []
     seen = 0
 
     def visit(folder: Path, rel: PurePosixPath, depth: int, in_docs: bool) -> None:
@@ -132,6 +139,9 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
                 docs.append((child.as_posix(), Path(entry.path)))
             elif depth == 0 and is_data_file(name) and len(data_files) < MAX_DATA_NAMES:
                 data_files.append(name)
+            elif PurePosixPath(name.lower()).suffix in CODE_SUFFIXES and len(code_files) < MAX_CODE_NAMES \
+                    and entry.is_file(follow_symlinks=False):
+                code_files.append(child.as_posix())
 
     visit(root, PurePosixPath(), 0, False)
     sections: list[DocSection] = []
@@ -151,7 +161,7 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
             sections.extend(found)
         if len(sections) >= MAX_SECTIONS:
             break
-    return ProjectView(frozenset(folders), tuple(sections[:MAX_SECTIONS]), tuple(data_files))
+    return ProjectView(frozenset(folders), tuple(sections[:MAX_SECTIONS]), tuple(data_files), tuple(code_files))
 
 
 class ProjectViews:

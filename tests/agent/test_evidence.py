@@ -217,3 +217,18 @@ def test_a_how_to_question_shows_no_steps_of_an_unrelated_section_or_document() 
     passages = [Passage("README.md", 1, "# Photos\n\nHow to use the photo app."),
                 Passage("docs/account.md", 1, "## Account\n\n1. Open settings\n2. Click Delete account")]
     assert "Delete account" not in render(relevant_passage_lines(passages, "how can I sync photos"))
+
+
+APP = ('from flask import Flask, jsonify\n\napp = Flask(__name__)\n\n\n@app.get("/health")\ndef health():\n'
+       '    return jsonify(status="ok")\n\n\n@app.get("/invoices/<day>")\ndef invoices(day: str):\n'
+       '    return jsonify(day=day, invoices=[])\n')
+
+
+@pytest.mark.parametrize(("question", "wanted", "not_wanted"), [
+    ("what does the /health endpoint return", 'status="ok"', "invoices"),
+    ("what does the health endpoint send back?", 'status="ok"', "invoices"),
+    ("what does the invoices route give back?", "invoices=[]", "status"),
+])
+def test_an_endpoint_named_by_its_route_shows_what_it_returns(question: str, wanted: str, not_wanted: str) -> None:
+    shown = _shown("app.py", APP, question)
+    assert wanted in shown and not_wanted not in shown
