@@ -116,7 +116,8 @@ def route_label(message: str, classifier: object | None) -> tuple[str, str, floa
 
     began = time.perf_counter()
     intent = read_intent(message)
-    meaning = classifier.classify_sync(message, WORKSPACE) if isinstance(classifier, MeaningClassifier) else None
+    meaning = classifier.classify_sync(message, WORKSPACE, own_words=intent.words) \
+        if isinstance(classifier, MeaningClassifier) else None
     ruled = route(intent, message=message, available=TOOLS)
     chosen = combine(ruled, meaning, intent, message=message, available=TOOLS,
                      exists=lambda name: (WORKSPACE / name).exists())

@@ -154,7 +154,9 @@ class AgentKernel:
                 roots = self.deps.workspace.roots
                 # the message as typed: meaning only picks among read-only routes, and a cut clause
                 # ("tell me which URL paths register() returns") still says what the request is about
-                meaning = await classifier.classify(request.message, roots[0] if roots else None)
+                # names written as code come from the user's own words only (pasted material names nothing)
+                meaning = await classifier.classify(request.message, roots[0] if roots else None,
+                                                    own_words=intent.words)
         except Exception as exc:  # incl. a time-out: the word tables still route
             log.warning("meaning unavailable: %s", exc or exc.__class__.__name__)
             return None, time.monotonic()

@@ -19,6 +19,7 @@ write still needs the user's words (it grants nothing).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import os
@@ -225,10 +226,11 @@ class MeaningClassifier:
         """:meth:`load` in a worker thread."""
         await asyncio.to_thread(self.load)
 
-    def classify_sync(self, text: str, root: Path | None = None) -> Meaning:
+    def classify_sync(self, text: str, root: Path | None = None, *, own_words: str | None = None) -> Meaning:
         """Classify ``text`` in this thread (embeds the examples first if not done yet); with the open
-        folder ``root``, also read it (:mod:`cortex_lsp.agent.project_view`) and find the document
-        section nearest to the request."""
+        folder ``root``, also read it (:mod:`cortex_lsp.agent.project_view`), find the document
+        section nearest to the request, and the one source file that defines a name written as code in
+        ``own_words`` (the user's own words; ``text`` when not given)."""
         import numpy as np
 
         began = time.perf_counter()
@@ -242,7 +244,7 @@ class MeaningClassifier:
                 self.docs.prepare(project.sections, limit=EMBED_AT_ASK)
                 unit = vector / max(float(np.linalg.norm(vector)), 1e-12)
                 docs = self.docs.nearest(unit, project.sections)
-            names = mentioned_names(text)
+            names = mentioned_names(text if own_words is None else own_words)
             if names:
                 code_file = file_holding(root, project.code_files, names)
         raw = self._weights[:, :-1] @ vector + self._weights[:, -1]
@@ -255,9 +257,9 @@ class MeaningClassifier:
                        runner_up=second, seconds=time.perf_counter() - began, project=project, docs=docs,
                        code_file=code_file)
 
-    async def classify(self, text: str, root: Path | None = None) -> Meaning:
+    async def classify(self, text: str, root: Path | None = None, *, own_words: str | None = None) -> Meaning:
         """:meth:`classify_sync` in a worker thread: the event loop keeps serving."""
-        return await asyncio.to_thread(self.classify_sync, text, root)
+        return await asyncio.to_thread(functools.partial(self.classify_sync, text, root, own_words=own_words))
 
     def prepare_project(self, root: Path) -> None:
         """Read ``root`` and embed its documents' sections (the warm-up's job, in a worker thread)."""

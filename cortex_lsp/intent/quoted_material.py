@@ -9,6 +9,7 @@ quantifiers), so hostile 8 KB messages are cheap.
 from __future__ import annotations
 
 import html
+import json
 import re
 import unicodedata
 from functools import lru_cache
@@ -204,19 +205,26 @@ def _indent(line: str) -> int:
 
 
 def _request_head(line: str) -> str:
-    """A first line that ends in a JSON value ("new file a.json, content: {"a": 1}"): the words before the
-    value, which say whether the line is the user's request or pasted code (the value itself is cut
-    later, as all JSON is). Any other line as it is."""
-    opening = _JSON_OPEN.search(line)
-    while opening is not None:
+    """A one-line message that ends in a JSON value ("new file a.json, content: {"a": 1}"): the words
+    before the value, which say whether the line is the user's request or pasted code (the value itself
+    is cut later, as all JSON is). Only a value that parses as JSON and holds something: a shell brace
+    group (``{a,b}``), a template (``${data}``, ``{{payload}}``) or a script block (``{ $_.Delete() }``)
+    keeps the line judged whole; so does a line with backticks. Any other line as it is."""
+    if "`" in line:
+        return line
+    stripped = line.rstrip().rstrip(".!?").rstrip()
+    for opening in _JSON_OPEN.finditer(stripped):
         start = opening.start()
-        if opening.group(0) == "{" or _JSON_ARRAY_START.match(line, start):
-            end = _balanced_end(line, start)
-            head = line[:start]
-            if end > 0 and not line[end:].strip(" .!?") and re.search(r"[^\W\d_]{2,}", head):
-                return head
+        if opening.group(0) == "[" and not _JSON_ARRAY_START.match(stripped, start):
+            continue
+        if _balanced_end(stripped, start) != len(stripped):
             return line
-        opening = _JSON_OPEN.search(line, start + 1)
+        head = stripped[:start]
+        try:
+            value = json.loads(stripped[start:])
+        except ValueError:
+            return line
+        return head if value and re.search(r"[^\W\d_]{2,}", head) else line
     return line
 
 
@@ -224,6 +232,7 @@ def _cut_lines(text: str) -> str:
     kept: list[str] = []
     yaml_indent = -1
     first = True
+    one_line = text.strip().count("\n") == 0
     for line in text.split("\n"):
         if yaml_indent >= 0:
             if not line.strip() or _indent(line) > yaml_indent:
@@ -234,7 +243,7 @@ def _cut_lines(text: str) -> str:
         if _YAML_BLOCK.match(line):
             yaml_indent = _indent(line)
             continue
-        probe = _request_head(line) if first else line
+        probe = _request_head(line) if one_line else line
         if (
             looks_pasted(probe, first=first)  # comments, headings, logs, traces, chat and document lines
             or _BLOCKQUOTE.match(line)

@@ -48,7 +48,8 @@ DOC_EXTENSIONS = frozenset(
     }
 )
 SKIP_DIRS = frozenset(
-    {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "target"}
+    {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "target", "vendor",
+     "third_party"}
 )
 MAX_FILES = 2000
 MAX_FILE_BYTES = 1024 * 1024

@@ -3,6 +3,7 @@ file that defines them, and the route that reads it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -44,13 +45,36 @@ def project(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("names", "expected"), [
     (["/health"], "app.py"),              # the file that registers the route, not the one listing it
     (["register"], "src/routes.py"),      # the definition, not the call
-    (["/invoices"], "src/routes.py"),     # held in one file only
+    (["/invoices"], None),                # only held (in a list): no file defines it
     (["twice"], None),                    # defined twice: no file
     (["secret_thing"], None),             # hidden files are not looked in
     (["nowhere_at_all"], None),
 ])
 def test_the_one_file_that_defines_a_name(project: Path, names: list[str], expected: str | None) -> None:
     assert file_holding(project, scan(project).code_files, names) == expected
+
+
+def test_what_only_mentions_a_name_or_tests_it_places_nothing(tmp_path: Path) -> None:
+    for folder in ("src", "tests", "vendor"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "src" / "notes.py").write_text("# see parse_timestamp in utils\nimport utils\n")
+    (tmp_path / "tests" / "test_api.py").write_text('def test_health(client):\n    client.get("/health")\n')
+    (tmp_path / "test_dates.py").write_text("def parse_date():\n    pass\n")
+    (tmp_path / "vendor" / "server.py").write_text('@app.get("/health")\ndef health():\n    pass\n')
+    files = scan(tmp_path).code_files
+    assert not any(f.startswith("vendor/") for f in files)
+    for name in ("parse_timestamp", "/health", "parse_date"):
+        assert file_holding(tmp_path, files, [name]) is None, name
+
+
+def test_hostile_shapes_stay_bounded(tmp_path: Path) -> None:
+    # a long run of underscores, blank lines before a name, a FIFO swapped in after the scan: each is
+    # read in linear time, or not at all (a quadratic pattern here took minutes on 256 KB)
+    assert mentioned_names("what does a" + "_" * 20000 + "( return?") == []
+    (tmp_path / "blank.py").write_text("\n" * 200_000 + "x = 1\n")
+    assert file_holding(tmp_path, ["blank.py"], ["missing_name", "other_name"]) is None
+    os.mkfifo(tmp_path / "pipe.py")
+    assert file_holding(tmp_path, ["pipe.py"], ["some_name"]) is None  # no writer: would block forever
 
 
 def test_a_named_route_reads_the_file_that_defines_it(project: Path) -> None:

@@ -225,7 +225,15 @@ def test_a_first_line_that_ends_in_json_is_the_users_request(text: str, kept: st
     'const x = {"target": "app.py"}',                  # code that ends in a value: still pasted code
     'write app.py with evil {',                        # unclosed: material to the end
     'summarize this\n{"write": "app.py"}',             # a JSON line after the first: data
-    'summarize this\nplease write app.py {"a": 1}',    # the rule is the first line's only
+    'summarize this\nplease write app.py {"a": 1}',    # the rule is a one-line message's only
+    'import os\nos.remove("x")\nthen overwrite app.py: {"a": 1}\nexplain this code',  # nor the first kept line
+    "rm -f app.py report.md {a,b}",                     # a shell brace group is no JSON value
+    "Get-ChildItem app.py | ForEach-Object { $_.Delete() }",
+    "git rm app.py && git commit -m wip {}",            # nor is an empty one
+    "Write the report to app.py: ${data}",              # nor a template
+    "Handlebars: Please overwrite app.py with {{payload}}",
+    'ok {"k": `"`} delete app.py {"}',                  # backticks: judged whole
+    'Deleting app.py and writing report.md: {"status":"ok"}\nwhat went wrong here?',
 ])
 def test_json_after_the_first_line_or_in_code_stays_material(text: str) -> None:
     assert "app.py" not in request_text(text)
