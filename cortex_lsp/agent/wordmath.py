@@ -74,7 +74,7 @@ _ALSO = re.compile(
     # the amount ends its clause or goes on as an amount does ("289 on groceries", "80 for a coat",
     # "20 bucks"); "2 friends each got 5", "2 hours later", "40 was left" are no amounts of the change
     r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?|eur|usd)\b)?\s*(?:on|for|at|in|to|of)\b|\s*[$€£]?\s*[,.;!?]|"
-    r"\s*(?:bucks|dollars?|euros?|pounds?|eur|usd)\b|\s*$))", re.I)
+    r"\s*(?:bucks|dollars?|euros?|pounds?|eur|usd)\b|\s*(?:and|then|plus)\b|\s*$))", re.I)
 _EACH = re.compile(
     rf"{_NUM}\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:with|of|at|containing|holding|costing|that\s+(?:hold|cost|have)s?)"
     rf"\s+(?:[$€£]\s*)?{_NUM}\s*(?:[$€£]|[a-z][\w-]*\s+)?(?:[a-z][\w-]*\s+)?(?:each|apiece|per\s+\w+|a\s+piece)\b",
@@ -123,13 +123,34 @@ def _symbolic(words: str) -> str | None:
 
 #: a running count adds and takes away whole amounts: "each", "per", "times" multiply, and a party
 #: ("there were 3 of us") counts people, not the amount that changes
-_NOT_A_RUNNING_COUNT = re.compile(r"\b(?:each|per|apiece|times|twice|percent)\b|%", re.IGNORECASE)
+_NOT_A_RUNNING_COUNT = re.compile(
+    r"\b(?:each|per|apiece|times|twice|percent)\b|%"
+    # a change the words deny, a question about something other than what is left, a number written
+    # the continental way ("1.000 €"): code gives no answer rather than a wrong one
+    r"|\b(?:didn'?t|did\s+not|never|don'?t|do\s+not|won'?t|wasn'?t|not)\b"
+    r"|\bhow\s+much\s+did\s+(?:i|we|you|they|he|she)\s+(?:spend|pay|earn|get|have)\b|\b(?:before|originally|at\s+first)\s*\?"
+    r"|\b\d{1,3}(?:\.\d{3})+(?![\d.])", re.IGNORECASE)
+#: a number that is no amount of the count: a year, or a count of things bought ("on 2 books")
+_NOT_AN_AMOUNT = re.compile(r"(?<![\w.,])(?:(?:19|20)\d\d(?![\d.,])(?!\s*(?:[$€£]|bucks|dollars?|euros?|pounds?))"
+                            r"|(?<=\bon\s)\d+(?=\s+[a-z]))", re.IGNORECASE)
 _PARTY_COUNT = re.compile(r"\s+(?:of\s+us|people|persons|friends|guests|kids|children)\b", re.IGNORECASE)
 
 
-#: an amount that stands alone: a number that ends its clause ("and later 1215.", "15, how much")
-_STANDALONE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*"
-                         r"(?=\s*(?:[$€£]|(?:bucks|dollars?|euros?|pounds?)\b)?\s*(?:[,;!?]|\.(?!\d)|$))", re.I)
+_AMOUNT = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
+
+
+#: words after an amount that say nothing of what it counts
+_NOT_A_THING = frozenset({"on", "for", "at", "in", "to", "of", "and", "then", "more", "from", "with", "so", "but",
+                          "bucks", "dollars", "dollar", "euros", "euro", "pounds", "pound", "eur", "usd", "today",
+                          "yesterday", "back", "away", "last", "this", "now", "later", "again", "too", "also"})
+
+
+def _thing(words: str, at: int) -> str | None:
+    """What the amount ending at ``at`` counts ("apples" in "12 apples"), singular; ``None`` if unsaid."""
+    match = re.match(r"\s*(?:[$€£])?\s*([a-z]+)", words[at:at + 40], re.IGNORECASE)
+    if match is None or match.group(1).lower() in _NOT_A_THING:
+        return None
+    return match.group(1).lower().removesuffix("s")
 
 
 def _running_count(words: str) -> str | None:
@@ -138,8 +159,12 @@ def _running_count(words: str) -> str | None:
         return None
     terms = [_n(start.group(1))]
     used = {start.start(1)}
+    counted = _thing(words, start.end())
     changes = list(_CHANGE.finditer(words, start.end()))
     for index, change in enumerate(changes):
+        thing = _thing(words, change.end())
+        if thing is not None and thing != counted:
+            return None  # "I had 100, bought 2 shirts": shirts are not what is counted
         sign = "-" if change.group(1).split()[0].lower() in _MINUS_VERBS else "+"
         terms.append(f"{sign} {_n(change.group(2))}")
         used.add(change.start(2))
@@ -149,9 +174,10 @@ def _running_count(words: str) -> str | None:
             terms.append(f"{sign} {_n(also.group(1))}")
             used.add(also.start(1))
             at = also.end()
-    # an amount left out ("spent 730 and later 1215.") would make a confident wrong answer: then the
-    # model's own code computes it instead
-    if any(m.start() not in used for m in _STANDALONE.finditer(words, start.end())):
+    # a number left out ("spent 730 and later 1215.", "a thief stole 30") would make a confident wrong
+    # answer: then the model's own code computes it instead; years and counts of things bought aside
+    skipped = {m.start() for m in _NOT_AN_AMOUNT.finditer(words, start.end())}
+    if any(m.start() not in used and m.start() not in skipped for m in _AMOUNT.finditer(words, start.end())):
         return None
     return " ".join(terms) if len(terms) > 1 else None
 
