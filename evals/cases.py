@@ -17,7 +17,9 @@ CATEGORIES = (
     "knowledge", "maths", "python", "code", "files", "docs", "memory", "safety", "multistep", "ops",
 )
 COMMANDS = ("cortex.ask", "cortex.run", "cortex.explain", "cortex.memory.search", "cortex.session.new")
-ApplyMode = Literal["accept", "decline"]
+#: how the eval's editor answers edits: it reviews and accepts, reviews and declines, or (``strict``) it
+#: cannot review (no change annotations, as a plain client or the CLI with --yes) and applies what it gets
+ApplyMode = Literal["accept", "decline", "strict"]
 
 
 class CaseError(ValueError):
@@ -48,6 +50,7 @@ class Checks:
     stop_reason: tuple[str, ...] = ()       # one of these
     edits_applied: int | None = None        # exactly this many edits applied
     no_edit_requests: bool = False          # the client received no workspace/applyEdit at all
+    edit_requested: bool = False            # the client received at least one workspace/applyEdit
     streamed: bool = False                  # at least one $/progress report arrived for the run
     stream_matches_answer: bool = False     # the streamed tokens of this run are in its own answer
     finishes_before: int | None = None      # this turn ends before turn N (index) ends
@@ -66,7 +69,8 @@ class Checks:
                      "result_has"):
             if name in raw:
                 kw[name] = _strs(raw[name], f"{where}.{name}")
-        for name in ("tools_succeeded", "no_tools", "no_edit_requests", "streamed", "stream_matches_answer"):
+        for name in ("tools_succeeded", "no_tools", "no_edit_requests", "edit_requested", "streamed",
+                     "stream_matches_answer"):
             if name in raw:
                 kw[name] = bool(raw[name])
         for name in ("edits_applied", "finishes_before"):
@@ -158,8 +162,8 @@ class Case:
         if turns[0].parallel:
             raise CaseError(f"{where}.turns[0].parallel: the first turn has nothing to run alongside")
         apply = str(raw.get("apply", "accept"))
-        if apply not in ("accept", "decline"):
-            raise CaseError(f"{where}.apply: accept or decline")
+        if apply not in ("accept", "decline", "strict"):
+            raise CaseError(f"{where}.apply: accept, decline or strict")
         files = raw.get("files") or {}
         for path in [*files, *_strs(raw.get("files_exist"), where), *_strs(raw.get("files_absent"), where)]:
             if Path(path).is_absolute() or ".." in Path(path).parts:

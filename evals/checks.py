@@ -119,6 +119,8 @@ def check_turn(checks: Checks, turn: TurnOutcome, all_turns: list[TurnOutcome]) 
         applied = sum(1 for e in (turn.result.get("edits") or []) if e.get("applied"))
         if applied != checks.edits_applied:
             reasons.append(f"{label}: {applied} edit(s) applied, expected {checks.edits_applied}")
+    if checks.edit_requested and not turn.edit_requests:
+        reasons.append(f"{label}: the client got no applyEdit request, expected one (for the user's review)")
     if checks.no_edit_requests and turn.edit_requests:
         reasons.append(f"{label}: the client got {turn.edit_requests} applyEdit request(s), expected none")
     if checks.streamed and turn.progress_reports == 0:

@@ -96,9 +96,11 @@ class Recorder:
 class EvalClient(BaseLanguageClient):
     """One server process and what it sent us."""
 
-    def __init__(self, log_path: Path, *, decline_edits: bool = False) -> None:
+    def __init__(self, log_path: Path, *, decline_edits: bool = False, can_review: bool = True) -> None:
         super().__init__("cortex-evals", "1")
         self.rec = Recorder(decline=decline_edits)
+        #: whether the client declares change annotations (the server then asks the user to confirm)
+        self.can_review = can_review
         self.log_path = log_path
         self._stderr_task: asyncio.Task[None] | None = None
         #: set when the server logs the end of its warm-up (its model, memory and classifier are loaded)
@@ -159,7 +161,8 @@ class EvalClient(BaseLanguageClient):
                 workspace_edit=types.WorkspaceEditClientCapabilities(
                     document_changes=True,
                     resource_operations=[types.ResourceOperationKind.Create],
-                    change_annotation_support=types.ChangeAnnotationsSupportOptions(groups_on_label=True)),
+                    change_annotation_support=types.ChangeAnnotationsSupportOptions(groups_on_label=True)
+                    if self.can_review else None),
                 execute_command=types.ExecuteCommandClientCapabilities()),
             window=types.WindowClientCapabilities(work_done_progress=True),
         )

@@ -199,7 +199,8 @@ async def run_case(case: Case, config: RunConfig) -> CaseOutcome:
         (root / rel).write_text(text, encoding="utf-8")
     outcome = CaseOutcome(case=case)
     began = time.monotonic()
-    client = EvalClient(folder / "server.log", decline_edits=case.apply == "decline")
+    client = EvalClient(folder / "server.log", decline_edits=case.apply == "decline",
+                        can_review=case.apply != "strict")
     try:
         await asyncio.wait_for(client.launch(config.env(data, case), root), 60)
         if config.wait_warm:
