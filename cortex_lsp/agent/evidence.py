@@ -418,12 +418,6 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
     literals = _literals(question)
     if not lines:
         return []
-    if not (asked or literals):
-        # "Hur gör man en ny release här?" over docs/release.md: the only word it shares names the file
-        # itself, so no line stands out; a how-to question still gets the steps of the heading it names
-        steps = _named_heading_steps(lines, paths, question, max_lines) if _HOW_TO.search(question) else None
-        where = origin[steps[0]] if steps is not None else None
-        return [Excerpt(where[0], where[1], tuple(lines[steps[0]:steps[1] + 1]))] if steps and where else []
     scorer = _Scorer(lines, asked, literals)
     lead = _leads(lines)
     candidates = []
@@ -434,7 +428,9 @@ def relevant_passage_lines(passages: Sequence[Passage], question: str, *, max_li
             candidates.append(_Scored(score, first, last))
     if any(c.first not in lead and c.score >= scorer.least() for c in candidates):
         candidates = [c for c in candidates if c.first not in lead]
-    chosen = _choose(candidates, scorer, max_lines)
+    # no word of the question but the file's own name ("Hur gör man en ny release här?" over
+    # docs/release.md): no line stands out, and only a how-to question gets steps, those of the heading
+    chosen = _choose(candidates, scorer, max_lines) if asked or literals else []
     if _HOW_TO.search(question) and (not chosen or chosen[0][0] in lead or _LIST_ITEM.match(lines[chosen[0][0]])):
         # "how do I install this on a fresh machine?": the lead says what the document is for, one step
         # matches a word ("1. Install Python"), and "Hur gör man en ny release?" names only headings;
