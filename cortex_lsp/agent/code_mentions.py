@@ -11,11 +11,11 @@ finds a slot: the route still reads the file through the tools and every path gu
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
+
+from cortex_lsp.agent.project_view import read_text
 
 #: bounds of one lookup
 MAX_FILE_BYTES = 256 * 1024
@@ -58,22 +58,6 @@ def _defines(name: str) -> re.Pattern[str]:
                       r"[ \t]+" + re.escape(name) + r"\b|^[ \t]*" + re.escape(name) + r"[ \t]*=")
 
 
-def _read(path: Path) -> str | None:
-    try:  # never blocks on a FIFO swapped in since the scan, never follows a link
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        return os.read(fd, MAX_FILE_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def file_holding(root: Path, code_files: Sequence[str], names: Sequence[str]) -> str | None:
     """The one source file of ``code_files`` (relative to ``root``; tests left out) that defines the
     first name of ``names`` exactly one file defines; ``None`` when none does. A name only mentioned
@@ -88,7 +72,7 @@ def file_holding(root: Path, code_files: Sequence[str], names: Sequence[str]) ->
             break
         if _TEST_FILE.search(rel):
             continue
-        text = _read(root / rel)
+        text = read_text(root / rel, MAX_FILE_BYTES)
         if text is not None:
             texts[rel] = text
             spent += len(text)

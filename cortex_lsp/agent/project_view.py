@@ -86,17 +86,18 @@ def _sections(path: str, text: str) -> list[DocSection]:
     return out
 
 
-def _read(path: Path) -> str | None:
-    """A regular file's text (no link followed, capped), or ``None``."""
+def read_text(path: Path, limit: int = MAX_DOC_BYTES) -> str | None:
+    """A regular file's text, or ``None`` for a link, a FIFO or device (never blocks on one), a file
+    over ``limit`` bytes, or a read error."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOC_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
-        data = os.read(fd, MAX_DOC_BYTES)
+        data = os.read(fd, limit)
     except OSError:
         return None
     finally:
@@ -154,7 +155,7 @@ def scan(root: Path, known: dict[str, tuple[tuple[int, int], list[DocSection]]] 
         if known is not None and rel in known and known[rel][0] == signature:
             sections.extend(known[rel][1])
         else:
-            text = _read(path)
+            text = read_text(path)
             found = _sections(rel, text) if text else []
             if known is not None:
                 known[rel] = (signature, found)
