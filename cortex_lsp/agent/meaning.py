@@ -102,7 +102,7 @@ class Meaning:
     project: ProjectView | None = None
     #: the project's document section nearest to the request
     docs: DocsMatch | None = None
-    #: the one source file that defines (or holds) a name the request writes as code ("/health")
+    #: the one source file that defines a name the request writes as code ("/health")
     code_file: str | None = None
 
     @property
