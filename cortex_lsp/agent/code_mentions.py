@@ -12,6 +12,7 @@ finds a slot: the route still reads the file through the tools and every path gu
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from cortex_lsp.agent.project_view import read_text
 MAX_FILE_BYTES = 256 * 1024
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NAMES = 4
+#: files whose names an index keeps (all folders)
+MAX_INDEXED = 2000
 
 _ROUTE = re.compile(r"(?<![\w/.~-])(/[A-Za-z][\w-]{0,60}(?:/[\w<>{}:-]{1,60}){0,8})(?![\w/.])")
 _BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{0,80})(?:\(\))?`")
@@ -48,37 +51,78 @@ def mentioned_names(text: str) -> list[str]:
     return found[:MAX_NAMES]
 
 
-def _defines(name: str) -> re.Pattern[str]:
-    """A definition of ``name`` (a function, class or assignment at a line's start), or a route
-    registered as ``name`` (a decorator or a router's call)."""
-    if name.startswith("/"):
-        return re.compile(r"""(?:\.(?:route|get|post|put|delete|patch)|\b(?:path|re_path|url|add_url_rule|HandleFunc|"""
-                          r"""Handle))\s*\(\s*["']""" + re.escape(name) + r"""["']""")
-    return re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|func|fn|const|let|var)"
-                      r"[ \t]+" + re.escape(name) + r"\b|^[ \t]*" + re.escape(name) + r"[ \t]*=")
+#: what a source file defines: a function, class or assignment at a line's start, or a route registered by
+#: a decorator or a router's call (one pass over the file, kept while it does not change)
+_DEFINED = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|func|fn|const|let|var)"
+                      r"[ \t]+([A-Za-z_]\w*)|^[ \t]*([A-Za-z_][\w.]*)[ \t]*=")
+_REGISTERED = re.compile(r"""(?:\.(?:route|get|post|put|delete|patch)|\b(?:path|re_path|url|add_url_rule|"""
+                         r"""HandleFunc|Handle))\s*\(\s*["']([^"'\n]{1,600})["']""")
 
 
-def file_holding(root: Path, code_files: Sequence[str], names: Sequence[str]) -> str | None:
+def defined_names(text: str) -> frozenset[str]:
+    """The names and routes ``text`` defines."""
+    found = {m.group(1) or m.group(2) for m in _DEFINED.finditer(text)}
+    return frozenset(found | {m.group(1) for m in _REGISTERED.finditer(text)})
+
+
+class SourceIndex:
+    """What each source file defines, by path, kept while its (mtime, size) stay the same: an ask that
+    names code stats the folder's source files and reads only those that changed. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[Path, tuple[tuple[int, int], int, frozenset[str]]] = {}
+
+    def defined(self, path: Path) -> tuple[int, frozenset[str]] | None:
+        """(the text's length, the names it defines) of the file at ``path``; ``None`` when unreadable."""
+        try:
+            info = path.lstat()
+        except OSError:
+            return None
+        signature = (info.st_mtime_ns, info.st_size)
+        with self._lock:
+            known = self._known.get(path)
+        if known is not None and known[0] == signature:
+            return known[1], known[2]
+        text = read_text(path, MAX_FILE_BYTES)
+        if text is None:
+            return None
+        entry = (signature, len(text), defined_names(text))
+        with self._lock:
+            if len(self._known) >= MAX_INDEXED:
+                self._known.clear()
+            self._known[path] = entry
+        return entry[1], entry[2]
+
+    def folder(self, root: Path, code_files: Sequence[str]) -> dict[str, frozenset[str]]:
+        """What each of ``code_files`` (relative to ``root``; tests left out) defines, up to
+        ``MAX_BYTES`` of source text in all."""
+        defined: dict[str, frozenset[str]] = {}
+        spent = 0
+        for rel in code_files:
+            if spent >= MAX_BYTES:
+                break
+            if _TEST_FILE.search(rel):
+                continue
+            found = self.defined(root / rel)
+            if found is not None:
+                defined[rel] = found[1]
+                spent += found[0]
+        return defined
+
+
+def file_holding(root: Path, code_files: Sequence[str], names: Sequence[str],
+                 index: SourceIndex | None = None) -> str | None:
     """The one source file of ``code_files`` (relative to ``root``; tests left out) that defines the
     first name of ``names`` exactly one file defines; ``None`` when none does. A name only mentioned
     (a call, an import, a comment) places nothing: the folder scan does not reach every file, and the
-    file that mentions a name is seldom the one asked about."""
+    file that mentions a name is seldom the one asked about. ``index``: files read before (else all
+    are read now)."""
     if not names or not code_files:
         return None
-    texts: dict[str, str] = {}
-    spent = 0
-    for rel in code_files:
-        if spent >= MAX_BYTES:
-            break
-        if _TEST_FILE.search(rel):
-            continue
-        text = read_text(root / rel, MAX_FILE_BYTES)
-        if text is not None:
-            texts[rel] = text
-            spent += len(text)
+    defined = (index if index is not None else SourceIndex()).folder(root, code_files)
     for name in names:
-        pattern = _defines(name)
-        defining = [rel for rel, text in texts.items() if pattern.search(text)]
+        defining = [rel for rel, names_there in defined.items() if name in names_there]
         if len(defining) == 1:
             return defining[0]
     return None

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cortex_lsp.agent.code_mentions import file_holding, mentioned_names
+from cortex_lsp.agent.code_mentions import SourceIndex, file_holding, mentioned_names
 from cortex_lsp.agent.docs_match import EMBED_AT_ASK, DocsMatch, DocsMatcher, SyncEmbedder
 from cortex_lsp.agent.project_view import ProjectView, ProjectViews
 from cortex_lsp.agent.route_examples import ROUTE_EXAMPLES
@@ -138,6 +138,7 @@ class MeaningClassifier:
         self._lock = threading.Lock()
         self.docs = DocsMatcher(embedder, cache_dir)
         self.views = ProjectViews()
+        self.sources = SourceIndex()
         # the folder is read in this thread while the request is embedded (the encoder releases the GIL)
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-project-view")
         self._weights: Any = None
@@ -246,7 +247,7 @@ class MeaningClassifier:
                 docs = self.docs.nearest(unit, project.sections)
             names = mentioned_names(text if own_words is None else own_words)
             if names:
-                code_file = file_holding(root, project.code_files, names)
+                code_file = file_holding(root, project.code_files, names, self.sources)
         raw = self._weights[:, :-1] @ vector + self._weights[:, -1]
         scores = dict(zip(self._labels, (float(x) for x in raw), strict=True))
         ranked = sorted(scores, key=lambda label: -scores[label])
@@ -262,11 +263,13 @@ class MeaningClassifier:
         return await asyncio.to_thread(functools.partial(self.classify_sync, text, root, own_words=own_words))
 
     def prepare_project(self, root: Path) -> None:
-        """Read ``root`` and embed its documents' sections (the warm-up's job, in a worker thread)."""
+        """Read ``root``, embed its documents' sections and index what its source files define (the
+        warm-up's job, in a worker thread)."""
         self.prepare()
         view = self.views.view(root)
         if view.sections:
             self.docs.prepare(view.sections)
+        self.sources.folder(root, view.code_files)  # what its source files define, for asks that name code
 
 
 def packaged_classifier(cache_dir: Path | None = None) -> MeaningClassifier | None:

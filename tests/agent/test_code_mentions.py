@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_lsp.agent.code_mentions import file_holding, mentioned_names
+from cortex_lsp.agent.code_mentions import SourceIndex, file_holding, mentioned_names
 from cortex_lsp.agent.meaning import Meaning
 from cortex_lsp.agent.meaning_route import combine
 from cortex_lsp.agent.project_view import ProjectView, scan
@@ -101,3 +101,25 @@ def test_a_named_route_reads_the_file_that_defines_it(project: Path) -> None:
 def test_the_project_view_lists_source_files_two_levels_down(project: Path) -> None:
     assert set(scan(project).code_files) == {"app.py", "src/routes.py", "src/main.py", "src/a.py", "src/b.py"}
     assert ProjectView().code_files == ()
+
+
+def test_the_index_reads_a_file_again_only_when_it_changed(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cortex_lsp.agent.code_mentions as code_mentions
+
+    index = SourceIndex()
+    files = scan(project).code_files
+    assert file_holding(project, files, ["register"], index) == "src/routes.py"
+    reads: list[Path] = []
+    real = code_mentions.read_text
+
+    def counted(path: Path, limit: int) -> str | None:
+        reads.append(path)
+        return real(path, limit)
+
+    monkeypatch.setattr(code_mentions, "read_text", counted)
+    assert file_holding(project, files, ["register"], index) == "src/routes.py"
+    assert reads == []  # nothing changed: nothing read
+    (project / "src" / "routes.py").write_text("def routes_of_the_app():\n    return []\n")
+    assert file_holding(project, files, ["register"], index) is None  # the definition is gone
+    assert file_holding(project, files, ["routes_of_the_app"], index) == "src/routes.py"
+    assert reads == [project / "src" / "routes.py"]
